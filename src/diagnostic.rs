@@ -1,0 +1,45 @@
+//! What the engine reports: a rule, a message, labelled spans and a help line. No rendering here.
+
+use crate::registry::{Level, Rule};
+
+/// A 1-based line and 1-based column (counted in characters, as rustc does).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Position {
+    pub line: usize,
+    pub column: usize,
+}
+
+/// A region of one source file: byte offsets (end exclusive) and the matching positions
+/// (`end` is exclusive too: the column just past the last character).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Span {
+    pub start: usize,
+    pub end: usize,
+    pub start_pos: Position,
+    pub end_pos: Position,
+}
+
+/// A span with its explanation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Label {
+    pub span: Span,
+    pub message: String,
+}
+
+/// One finding.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub rule: Rule,
+    /// The level in force for this run (default, or as the user set it).
+    pub level: Level,
+    /// One line, lower-case, no period.
+    pub message: String,
+    /// The offending expression.
+    pub primary: Label,
+    /// Context, e.g. the loop head ("retry loop here").
+    pub secondary: Vec<Label>,
+    /// What to do instead.
+    pub help: Option<String>,
+    /// Extra facts (e.g. which statuses are retried).
+    pub notes: Vec<String>,
+}

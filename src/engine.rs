@@ -1,0 +1,152 @@
+//! Entry point of the analysis: one file's text in, diagnostics out. Parses once, builds the
+//! retry-site model, runs every enabled rule over it.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use crate::checks;
+use crate::diagnostic::{Diagnostic, Position};
+use crate::model;
+use crate::registry::{Level, Rule};
+
+/// Which rules run and at which level.
+#[derive(Clone, Debug, Default)]
+pub struct Settings {
+    overrides: HashMap<Rule, Level>,
+    /// `--deny warnings`: every warning is reported as an error.
+    pub warnings_as_errors: bool,
+}
+
+impl Settings {
+    /// Sets a rule's level for this run.
+    pub fn set_level(&mut self, rule: Rule, level: Level) {
+        self.overrides.insert(rule, level);
+    }
+
+    /// The level a rule runs at (`Allow` = not run).
+    #[must_use]
+    pub fn level(&self, rule: Rule) -> Level {
+        let level = self
+            .overrides
+            .get(&rule)
+            .copied()
+            .unwrap_or_else(|| rule.default_level());
+        if self.warnings_as_errors && level == Level::Warning {
+            Level::Error
+        } else {
+            level
+        }
+    }
+}
+
+/// Why a file was not checked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FileError {
+    /// `syn` could not parse it; position of the error.
+    Parse { position: Position, message: String },
+    /// Not valid UTF-8 (`offset` = first bad byte).
+    NotUtf8 { offset: usize },
+    /// Nested deeper than the parser can follow.
+    TooDeep,
+    /// The file could not be read.
+    Io(String),
+}
+
+impl fmt::Display for FileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FileError::Parse { message, .. } => write!(f, "{message}"),
+            FileError::NotUtf8 { offset } => write!(f, "not valid UTF-8 (byte {offset})"),
+            FileError::TooDeep => f.write_str("too deeply nested to analyse"),
+            FileError::Io(e) => f.write_str(e),
+        }
+    }
+}
+
+/// Stack size of the thread that parses and walks one file: `syn` and the model recurse once per
+/// nesting level, and real files never come near what this allows.
+pub const PARSE_STACK: usize = 256 * 1024 * 1024;
+
+/// Nesting depth beyond which a file is skipped rather than parsed (bounded recursion).
+pub const MAX_DEPTH: usize = 2_000;
+
+/// Checks one file's bytes. Never panics; an unparseable file is an `Err`.
+pub fn check_bytes(bytes: &[u8], settings: &Settings) -> Result<Vec<Diagnostic>, FileError> {
+    match std::str::from_utf8(bytes) {
+        Ok(src) => check_source(src, settings),
+        Err(e) => Err(FileError::NotUtf8 {
+            offset: e.valid_up_to(),
+        }),
+    }
+}
+
+/// Checks one file's text on the current thread. Callers scanning untrusted input from a thread
+/// with a small stack should use [`check_source_on_big_stack`].
+pub fn check_source(src: &str, settings: &Settings) -> Result<Vec<Diagnostic>, FileError> {
+    // A byte-order mark is not part of the syntax; offsets are shifted back afterwards.
+    let (text, shift) = match src.strip_prefix('\u{feff}') {
+        Some(rest) => (rest, '\u{feff}'.len_utf8()),
+        None => (src, 0),
+    };
+    if nesting_depth(text) > MAX_DEPTH {
+        return Err(FileError::TooDeep);
+    }
+    let file = match syn::parse_file(text) {
+        Ok(f) => f,
+        Err(e) => {
+            let start = e.span().start();
+            return Err(FileError::Parse {
+                position: Position {
+                    line: start.line,
+                    column: start.column + 1,
+                },
+                message: e.to_string(),
+            });
+        }
+    };
+    let index = model::LineIndex::new(text, shift);
+    let file_model = model::extract(&file, &index);
+    let mut diagnostics = checks::run(&file_model, settings);
+    // Spans are only meaningful for the file just parsed; free proc-macro2's per-thread map.
+    proc_macro2::extra::invalidate_current_thread_spans();
+    diagnostics.sort_by(|a, b| {
+        (a.primary.span.start, a.rule, &a.message).cmp(&(b.primary.span.start, b.rule, &b.message))
+    });
+    diagnostics.dedup_by(|a, b| a.rule == b.rule && a.primary.span == b.primary.span);
+    Ok(diagnostics)
+}
+
+/// [`check_source`] on a fresh thread with a [`PARSE_STACK`]-sized stack, so that deeply nested
+/// input cannot overflow the caller's stack.
+pub fn check_source_on_big_stack(
+    src: &str,
+    settings: &Settings,
+) -> Result<Vec<Diagnostic>, FileError> {
+    std::thread::scope(|s| {
+        let handle = std::thread::Builder::new()
+            .stack_size(PARSE_STACK)
+            .spawn_scoped(s, || check_source(src, settings));
+        match handle {
+            Ok(h) => h.join().unwrap_or(Err(FileError::TooDeep)),
+            Err(e) => Err(FileError::Io(format!("cannot start parser thread: {e}"))),
+        }
+    })
+}
+
+/// The deepest bracket nesting in `src`, counting `(`, `[` and `{` outside comments and strings
+/// only roughly (a cheap guard, not a lexer: brackets in strings can only over-count).
+fn nesting_depth(src: &str) -> usize {
+    let mut depth: usize = 0;
+    let mut max = 0;
+    for b in src.bytes() {
+        match b {
+            b'(' | b'[' | b'{' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
+}

@@ -1,0 +1,87 @@
+//! Converting `proc_macro2` spans into [`Span`]s of the original file.
+
+use proc_macro2::Span as PmSpan;
+use syn::spanned::Spanned;
+
+use crate::diagnostic::{Position, Span};
+
+/// Maps proc-macro2 byte ranges (relative to the parsed text) to byte offsets and 1-based
+/// line/column positions of the original file (which may start with a byte-order mark).
+pub struct LineIndex<'a> {
+    text: &'a str,
+    /// Byte offset of each line start in the parsed text.
+    line_starts: Vec<usize>,
+    /// Bytes removed before parsing (a byte-order mark).
+    shift: usize,
+}
+
+impl<'a> LineIndex<'a> {
+    #[must_use]
+    pub fn new(text: &'a str, shift: usize) -> Self {
+        let mut line_starts = vec![0];
+        line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        LineIndex {
+            text,
+            line_starts,
+            shift,
+        }
+    }
+
+    /// The position of a byte offset of the parsed text.
+    fn position(&self, offset: usize) -> Position {
+        let offset = offset.min(self.text.len());
+        let line = match self.line_starts.binary_search(&offset) {
+            Ok(i) => i,
+            Err(i) => i - 1,
+        };
+        let start = self.line_starts[line];
+        let column = self
+            .text
+            .get(start..offset)
+            .map_or(offset - start, |s| s.chars().count());
+        // The BOM sits on line 1 before column 1 of the parsed text: it shifts bytes, not columns
+        // as editors count them.
+        Position {
+            line: line + 1,
+            column: column + 1,
+        }
+    }
+
+    /// The file span of a proc-macro2 span.
+    #[must_use]
+    pub fn span(&self, span: PmSpan) -> Span {
+        let range = span.byte_range();
+        let (start, end) = (range.start.min(self.text.len()), range.end.min(self.text.len()));
+        Span {
+            start: start + self.shift,
+            end: end.max(start) + self.shift,
+            start_pos: self.position(start),
+            end_pos: self.position(end.max(start)),
+        }
+    }
+
+    /// The file span of a syntax node.
+    pub fn of<T: Spanned + ?Sized>(&self, node: &T) -> Span {
+        self.span(node.span())
+    }
+
+    /// The file span from the start of `a` to the end of `b`.
+    pub fn between<A: Spanned + ?Sized, B: Spanned + ?Sized>(&self, a: &A, b: &B) -> Span {
+        let a = self.of(a);
+        let b = self.of(b);
+        Span {
+            start: a.start,
+            end: b.end.max(a.start),
+            start_pos: a.start_pos,
+            end_pos: if b.end >= a.start { b.end_pos } else { a.end_pos },
+        }
+    }
+
+    /// The source text of a span (for messages).
+    #[must_use]
+    pub fn text(&self, span: Span) -> &'a str {
+        self.text
+            .get(span.start - self.shift..span.end - self.shift)
+            .unwrap_or("")
+    }
+}
