@@ -1,0 +1,312 @@
+//! Meta-tests over the rule registry: every `rules/<name>.toml` parses and agrees with
+//! [`Rule`], follows the message conventions, has an `example` that fires its rule and a
+//! `use_instead` that does not, and the README's rule table is generated from the TOMLs.
+//!
+//! `BLESS=1 cargo test --test rules` rewrites the README's rule table instead of failing.
+
+#![cfg(feature = "analysis")]
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use retry_audit::{check_source, Level, Rule, RuleMeta, Settings};
+
+const TABLE_START: &str = "<!-- rules:start -->";
+const TABLE_END: &str = "<!-- rules:end -->";
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn meta(rule: Rule) -> RuleMeta {
+    match rule.parse_meta() {
+        Ok(meta) => meta,
+        Err(e) => panic!("rules/{}.toml does not parse: {e}", rule.name()),
+    }
+}
+
+/// Settings in which `rule` runs even if its default level is `allow` (experimental rules).
+fn settings_enabling(rule: Rule) -> Settings {
+    let mut settings = Settings::default();
+    if settings.level(rule) == Level::Allow {
+        settings.set_level(rule, Level::Warning);
+    }
+    settings
+}
+
+/// The rules `src` reports, or a panic naming the snippet if it does not parse.
+fn reported(rule: Rule, field: &str, src: &str) -> Vec<Rule> {
+    match check_source(src, &settings_enabling(rule)) {
+        Ok(diagnostics) => diagnostics.iter().map(|d| d.rule).collect(),
+        Err(e) => panic!("`{field}` of {} does not parse: {e}", rule.id()),
+    }
+}
+
+#[test]
+fn every_toml_parses_and_matches_its_rule() {
+    for &rule in Rule::ALL {
+        let meta = meta(rule);
+        assert_eq!(meta.id, rule.id(), "id in rules/{}.toml", rule.name());
+        assert_eq!(meta.name, rule.name(), "name in rules/{}.toml", rule.name());
+    }
+}
+
+#[test]
+fn rule_files_are_exactly_the_known_rules() {
+    let dir = root().join("rules");
+    let on_disk: BTreeSet<String> = fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
+        .map(|entry| {
+            let entry = entry.unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()));
+            entry.file_name().to_string_lossy().into_owned()
+        })
+        .collect();
+    let expected: BTreeSet<String> = Rule::ALL
+        .iter()
+        .map(|rule| format!("{}.toml", rule.name()))
+        .collect();
+    assert_eq!(
+        on_disk, expected,
+        "rules/ must hold one <name>.toml per Rule, nothing else"
+    );
+}
+
+#[test]
+fn ids_are_unique_and_sequential() {
+    for (i, rule) in Rule::ALL.iter().enumerate() {
+        assert_eq!(
+            rule.id(),
+            format!("RA{:03}", i + 1),
+            "Rule::ALL is in id order"
+        );
+    }
+    let names: BTreeSet<&str> = Rule::ALL.iter().map(|rule| rule.name()).collect();
+    assert_eq!(names.len(), Rule::ALL.len(), "rule names are unique");
+}
+
+#[test]
+fn names_are_kebab_case_and_read_as_allow_name() {
+    for &rule in Rule::ALL {
+        let name = rule.name();
+        assert!(
+            !name.is_empty()
+                && !name.starts_with('-')
+                && !name.ends_with('-')
+                && !name.contains("--")
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'),
+            "{name}: names are kebab-case"
+        );
+        for prefix in ["no-", "disallow-", "banned-", "avoid-"] {
+            assert!(
+                !name.starts_with(prefix),
+                "{name}: a name says what is flagged (\"allow {name}\" must read well)"
+            );
+        }
+    }
+}
+
+#[test]
+fn summary_follows_the_message_convention() {
+    for &rule in Rule::ALL {
+        let summary = meta(rule).summary;
+        let id = rule.id();
+        assert!(!summary.is_empty(), "{id}: summary is empty");
+        assert!(!summary.contains('\n'), "{id}: summary is one line");
+        assert_eq!(
+            summary.trim(),
+            summary,
+            "{id}: summary has no surrounding whitespace"
+        );
+        assert!(
+            summary.starts_with(|c: char| !c.is_uppercase()),
+            "{id}: summary starts lower-case: {summary:?}"
+        );
+        assert!(
+            !summary.ends_with('.'),
+            "{id}: summary has no trailing period: {summary:?}"
+        );
+    }
+}
+
+#[test]
+fn prose_fields_are_written() {
+    for &rule in Rule::ALL {
+        let meta = meta(rule);
+        let id = rule.id();
+        assert!(
+            meta.what_it_does.starts_with("Checks for"),
+            "{id}: what_it_does starts with \"Checks for\": {:?}",
+            meta.what_it_does
+        );
+        for (field, text) in [
+            ("what_it_does", &meta.what_it_does),
+            ("why_bad", &meta.why_bad),
+            ("example", &meta.example),
+            ("use_instead", &meta.use_instead),
+            ("known_limitations", &meta.known_limitations),
+        ] {
+            assert!(!text.trim().is_empty(), "{id}: {field} is empty");
+            for placeholder in ["TODO", "TBD", "FIXME", "XXX", "lorem ipsum"] {
+                assert!(
+                    !text.contains(placeholder),
+                    "{id}: {field} contains the placeholder {placeholder:?}"
+                );
+            }
+        }
+        assert_ne!(
+            meta.example, meta.use_instead,
+            "{id}: example and use_instead differ"
+        );
+    }
+}
+
+#[test]
+fn references_are_https_urls() {
+    for &rule in Rule::ALL {
+        let meta = meta(rule);
+        let id = rule.id();
+        assert!(
+            !meta.references.is_empty(),
+            "{id}: cite at least one source"
+        );
+        for url in &meta.references {
+            let rest = url.strip_prefix("https://");
+            assert!(
+                rest.is_some_and(|rest| {
+                    let host = rest.split('/').next().unwrap_or_default();
+                    host.contains('.') && !url.contains(char::is_whitespace)
+                }),
+                "{id}: reference is not an https URL: {url:?}"
+            );
+        }
+        let unique: BTreeSet<&String> = meta.references.iter().collect();
+        assert_eq!(
+            unique.len(),
+            meta.references.len(),
+            "{id}: duplicate reference"
+        );
+    }
+}
+
+#[test]
+fn examples_parse() {
+    for &rule in Rule::ALL {
+        let meta = meta(rule);
+        reported(rule, "example", &meta.example);
+        reported(rule, "use_instead", &meta.use_instead);
+    }
+}
+
+#[test]
+fn example_fires_its_rule() {
+    let mut silent = Vec::new();
+    for &rule in Rule::ALL {
+        if !reported(rule, "example", &meta(rule).example).contains(&rule) {
+            silent.push(rule.id());
+        }
+    }
+    assert!(
+        silent.is_empty(),
+        "these rules do not fire on their own `example`: {silent:?}"
+    );
+}
+
+#[test]
+fn use_instead_does_not_fire_its_rule() {
+    let mut firing = Vec::new();
+    for &rule in Rule::ALL {
+        if reported(rule, "use_instead", &meta(rule).use_instead).contains(&rule) {
+            firing.push(rule.id());
+        }
+    }
+    assert!(
+        firing.is_empty(),
+        "these rules fire on their own `use_instead`: {firing:?}"
+    );
+}
+
+#[test]
+fn every_rule_has_an_annotated_fixture() {
+    let mut missing = Vec::new();
+    for &rule in Rule::ALL {
+        let dir = root().join("fixtures").join(rule.name());
+        let annotated = fs::read_dir(&dir).is_ok_and(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|entry| entry.path())
+                .filter(|path| path.extension().is_some_and(|ext| ext == "rs"))
+                .filter_map(|path| fs::read_to_string(path).ok())
+                .any(|text| annotates(&text, rule))
+        });
+        if !annotated {
+            missing.push(format!(
+                "fixtures/{}/*.rs with `//~ {}`",
+                rule.name(),
+                rule.id()
+            ));
+        }
+    }
+    assert!(missing.is_empty(), "missing fixtures: {missing:?}");
+}
+
+/// Whether a fixture expects `rule` somewhere (`//~ RA002`, `//~^^ RA001 RA002`, `//~| RA002`).
+fn annotates(text: &str, rule: Rule) -> bool {
+    text.lines().any(|line| {
+        line.split_once("//~").is_some_and(|(_, rest)| {
+            rest.trim_start_matches(['^', '|', 'v'])
+                .split_whitespace()
+                .any(|code| code == rule.id())
+        })
+    })
+}
+
+/// The README's rule table: id, name (linking to its TOML), default level, summary.
+fn rules_table() -> String {
+    let mut table = String::from("| id | name | default level | summary |\n|---|---|---|---|\n");
+    for &rule in Rule::ALL {
+        let meta = meta(rule);
+        let _ = writeln!(
+            table,
+            "| {id} | [`{name}`](rules/{name}.toml) | {level} | {summary} |",
+            id = meta.id,
+            name = meta.name,
+            level = meta.level,
+            summary = meta.summary.replace('|', "\\|"),
+        );
+    }
+    table
+}
+
+/// `readme` with the text between the table markers replaced by `table`.
+fn with_table(readme: &str, table: &str) -> Option<String> {
+    let start = readme.find(TABLE_START)? + TABLE_START.len();
+    let end = start + readme[start..].find(TABLE_END)?;
+    Some(format!("{}\n{table}{}", &readme[..start], &readme[end..]))
+}
+
+#[test]
+fn readme_rule_table_is_generated() {
+    let path: PathBuf = root().join("README.md");
+    let readme =
+        fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    let Some(expected) = with_table(&readme, &rules_table()) else {
+        panic!("README.md lacks the markers {TABLE_START} ... {TABLE_END}");
+    };
+    if expected == readme {
+        return;
+    }
+    if std::env::var_os("BLESS").is_some_and(|v| v == "1") {
+        fs::write(&path, expected)
+            .unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
+        return;
+    }
+    panic!(
+        "the rule table in README.md is out of date with rules/*.toml; \
+         run `BLESS=1 cargo test --test rules` to regenerate it. Expected table:\n{}",
+        rules_table()
+    );
+}
