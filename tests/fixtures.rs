@@ -1,0 +1,419 @@
+//! The fixture corpus is the contract of the engine: every `fixtures/**/*.rs` states, line by line,
+//! what the auditor must report, with rustc/ui_test-style annotations:
+//!
+//! ```text
+//! std::thread::sleep(Duration::from_secs(1)); //~ RA002      this line
+//! //~^ RA002                                                 the line above (one caret per line)
+//! loop { //~ RA001 RA002                                     several rules on one line
+//! ```
+//!
+//! `fixtures_match_annotations` runs [`retry_audit::check_source`] on each file and compares the
+//! emitted `(rule id, line of the primary span)` pairs with the annotations, both ways. The other
+//! tests check the corpus itself: folder layout, enough positive cases per rule, no annotations in
+//! `clean/` and `not-retry/`, only known rule ids.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use retry_audit::{check_source, Rule, Settings};
+
+/// Folders whose files must produce nothing and so carry no annotation.
+const SILENT_FOLDERS: &[&str] = &["clean", "not-retry"];
+
+/// Minimum number of annotations of a rule inside its own folder.
+const MIN_POSITIVE_CASES: usize = 12;
+
+/// Minimum number of top-level functions across the `negatives*.rs` files of a rule's folder.
+const MIN_NEGATIVE_CASES: usize = 8;
+
+/// One expectation: a rule id on a 1-based line.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Expected {
+    rule: String,
+    line: usize,
+}
+
+/// A fixture file, read once.
+struct Fixture {
+    /// Path relative to the crate root, with `/` separators (for messages).
+    name: String,
+    path: PathBuf,
+    text: String,
+}
+
+fn fixtures_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
+}
+
+/// Every `.rs` file under `dir`, recursively, sorted by path.
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        let entries =
+            fs::read_dir(dir).unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()));
+        for entry in entries {
+            let path = entry
+                .unwrap_or_else(|e| panic!("cannot read an entry of {}: {e}", dir.display()))
+                .path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|ext| ext == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, &mut out);
+    out.sort();
+    out
+}
+
+fn load_fixtures() -> Vec<Fixture> {
+    let root = fixtures_root();
+    let crate_root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let fixtures: Vec<Fixture> = rust_files(&root)
+        .into_iter()
+        .map(|path| {
+            let text = fs::read_to_string(&path)
+                .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+            let relative = path.strip_prefix(crate_root).unwrap_or(&path);
+            let name = relative
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy())
+                .collect::<Vec<_>>()
+                .join("/");
+            Fixture { name, path, text }
+        })
+        .collect();
+    assert!(
+        !fixtures.is_empty(),
+        "no fixtures found under {}",
+        root.display()
+    );
+    fixtures
+}
+
+/// The folder directly under `fixtures/` that holds a fixture (`fixed-delay`, `clean`, ...).
+fn top_folder(fixture: &Fixture) -> &str {
+    fixture
+        .name
+        .strip_prefix("fixtures/")
+        .and_then(|rest| rest.split('/').next())
+        .unwrap_or("")
+}
+
+fn is_known_rule_id(id: &str) -> bool {
+    Rule::ALL.iter().any(|rule| rule.id() == id)
+}
+
+/// Parses the annotations of one file. Errors (unknown rule ids, a caret pointing above line 1,
+/// an annotation naming no rule, an unsupported marker) are returned as messages with their line.
+fn parse_annotations(text: &str) -> (Vec<Expected>, Vec<String>) {
+    let mut expected = Vec::new();
+    let mut errors = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        let line_no = index + 1;
+        let Some(at) = line.find("//~") else {
+            continue;
+        };
+        let rest = &line[at + 3..];
+        let carets = rest.chars().take_while(|&c| c == '^').count();
+        let rest = &rest[carets..];
+        if rest.starts_with(['|', 'v']) {
+            errors.push(format!(
+                "line {line_no}: `//~|` and `//~v` are not supported; use `//~` or `//~^`"
+            ));
+            continue;
+        }
+        if !rest.is_empty() && !rest.starts_with(char::is_whitespace) {
+            errors.push(format!(
+                "line {line_no}: malformed annotation `{}`",
+                line[at..].trim_end()
+            ));
+            continue;
+        }
+        let Some(target) = line_no.checked_sub(carets).filter(|&l| l >= 1) else {
+            errors.push(format!(
+                "line {line_no}: annotation with {carets} caret(s) points before line 1"
+            ));
+            continue;
+        };
+        let codes: Vec<&str> = rest.split_whitespace().collect();
+        if codes.is_empty() {
+            errors.push(format!("line {line_no}: annotation names no rule"));
+        }
+        for code in codes {
+            if is_known_rule_id(code) {
+                expected.push(Expected {
+                    rule: code.to_owned(),
+                    line: target,
+                });
+            } else {
+                errors.push(format!(
+                    "line {line_no}: unknown rule id `{code}` in annotation"
+                ));
+            }
+        }
+    }
+    (expected, errors)
+}
+
+/// Counts of each `(rule, line)` pair.
+fn multiset(items: impl IntoIterator<Item = Expected>) -> BTreeMap<Expected, usize> {
+    let mut counts = BTreeMap::new();
+    for item in items {
+        *counts.entry(item).or_insert(0) += 1;
+    }
+    counts
+}
+
+/// Compares one fixture's annotations with what the engine emits; appends mismatches to `report`.
+fn check_fixture(fixture: &Fixture, report: &mut Vec<String>) {
+    let (expected, errors) = parse_annotations(&fixture.text);
+    for error in errors {
+        report.push(format!("{}: bad annotation: {error}", fixture.name));
+    }
+    let diagnostics = match check_source(&fixture.text, &Settings::default()) {
+        Ok(diagnostics) => diagnostics,
+        Err(error) => {
+            report.push(format!("{}: does not parse: {error}", fixture.name));
+            return;
+        }
+    };
+    let mut messages: BTreeMap<Expected, Vec<String>> = BTreeMap::new();
+    let emitted = diagnostics.iter().map(|d| {
+        let key = Expected {
+            rule: d.rule.id().to_owned(),
+            line: d.primary.span.start_pos.line,
+        };
+        messages
+            .entry(key.clone())
+            .or_default()
+            .push(d.message.clone());
+        key
+    });
+    let emitted = multiset(emitted);
+    let expected = multiset(expected);
+
+    let mut lines: Vec<(usize, String)> = Vec::new();
+    for (key, &want) in &expected {
+        let got = emitted.get(key).copied().unwrap_or(0);
+        for _ in got..want {
+            lines.push((
+                key.line,
+                format!(
+                    "{}:{}: expected {}, not emitted",
+                    fixture.name, key.line, key.rule
+                ),
+            ));
+        }
+    }
+    for (key, &got) in &emitted {
+        let want = expected.get(key).copied().unwrap_or(0);
+        let texts = messages.get(key).map_or(&[][..], Vec::as_slice);
+        for i in want..got {
+            let message = texts.get(i).map_or("", String::as_str);
+            lines.push((
+                key.line,
+                format!(
+                    "{}:{}: unexpected {}: {message}",
+                    fixture.name, key.line, key.rule
+                ),
+            ));
+        }
+    }
+    lines.sort();
+    report.extend(lines.into_iter().map(|(_, line)| line));
+}
+
+fn fail_with(title: &str, report: &[String]) {
+    if report.is_empty() {
+        return;
+    }
+    let mut text = format!("{title} ({} problem(s)):\n", report.len());
+    for line in report {
+        let _ = writeln!(text, "  {line}");
+    }
+    panic!("{text}");
+}
+
+#[test]
+fn fixtures_match_annotations() {
+    let fixtures = load_fixtures();
+    let mut report = Vec::new();
+    for fixture in &fixtures {
+        check_fixture(fixture, &mut report);
+    }
+    fail_with(
+        &format!(
+            "fixtures disagree with the engine ({} files checked)",
+            fixtures.len()
+        ),
+        &report,
+    );
+}
+
+#[test]
+fn annotations_are_well_formed() {
+    let mut report = Vec::new();
+    for fixture in load_fixtures() {
+        let (_, errors) = parse_annotations(&fixture.text);
+        report.extend(errors.into_iter().map(|e| format!("{}: {e}", fixture.name)));
+    }
+    fail_with("malformed annotations", &report);
+}
+
+#[test]
+fn every_rule_has_fixtures() {
+    let root = fixtures_root();
+    let missing: Vec<String> = Rule::ALL
+        .iter()
+        .filter(|rule| !root.join(rule.name()).is_dir())
+        .map(|rule| format!("fixtures/{}/ (for {})", rule.name(), rule.id()))
+        .collect();
+    fail_with("rules without a fixture folder", &missing);
+}
+
+#[test]
+fn fixture_folders_are_rules_or_silent() {
+    let mut report = Vec::new();
+    for fixture in load_fixtures() {
+        let folder = top_folder(&fixture);
+        let known =
+            SILENT_FOLDERS.contains(&folder) || Rule::ALL.iter().any(|r| r.name() == folder);
+        if !known {
+            report.push(format!(
+                "{}: folder `{folder}` is neither a rule name nor one of {SILENT_FOLDERS:?}",
+                fixture.name
+            ));
+        }
+    }
+    fail_with("fixtures outside the known folders", &report);
+}
+
+#[test]
+fn every_rule_folder_has_enough_positive_cases() {
+    let fixtures = load_fixtures();
+    let mut report = Vec::new();
+    for rule in Rule::ALL {
+        let count: usize = fixtures
+            .iter()
+            .filter(|f| top_folder(f) == rule.name())
+            .map(|f| {
+                parse_annotations(&f.text)
+                    .0
+                    .iter()
+                    .filter(|e| e.rule == rule.id())
+                    .count()
+            })
+            .sum();
+        if count < MIN_POSITIVE_CASES {
+            report.push(format!(
+                "fixtures/{}/: {count} annotation(s) of {}, want at least {MIN_POSITIVE_CASES}",
+                rule.name(),
+                rule.id()
+            ));
+        }
+    }
+    fail_with("rules with too few positive cases", &report);
+}
+
+/// Top-level functions of a file: lines starting (unindented) with `fn` or `async fn`.
+fn count_top_level_fns(text: &str) -> usize {
+    text.lines()
+        .filter(|line| {
+            let line = line.strip_prefix("pub ").unwrap_or(line);
+            line.starts_with("fn ") || line.starts_with("async fn ")
+        })
+        .count()
+}
+
+#[test]
+fn every_rule_folder_has_enough_negative_cases() {
+    let fixtures = load_fixtures();
+    let mut report = Vec::new();
+    for rule in Rule::ALL {
+        let count: usize = fixtures
+            .iter()
+            .filter(|f| top_folder(f) == rule.name())
+            .filter(|f| {
+                f.path
+                    .file_stem()
+                    .is_some_and(|stem| stem.to_string_lossy().starts_with("negatives"))
+            })
+            .map(|f| count_top_level_fns(&f.text))
+            .sum();
+        if count < MIN_NEGATIVE_CASES {
+            report.push(format!(
+                "fixtures/{}/negatives*.rs: {count} case(s), want at least {MIN_NEGATIVE_CASES}",
+                rule.name()
+            ));
+        }
+    }
+    fail_with("rules with too few negative cases", &report);
+}
+
+#[test]
+fn silent_folders_have_no_annotations() {
+    let mut report = Vec::new();
+    for fixture in load_fixtures() {
+        if !SILENT_FOLDERS.contains(&top_folder(&fixture)) {
+            continue;
+        }
+        for (index, line) in fixture.text.lines().enumerate() {
+            if line.contains("//~") {
+                report.push(format!(
+                    "{}:{}: annotation in a folder that must produce nothing",
+                    fixture.name,
+                    index + 1
+                ));
+            }
+        }
+    }
+    fail_with("annotations where nothing may be reported", &report);
+}
+
+#[test]
+fn silent_folders_exist() {
+    let root = fixtures_root();
+    let missing: Vec<String> = SILENT_FOLDERS
+        .iter()
+        .filter(|folder| rust_files(&root.join(folder)).is_empty())
+        .map(|folder| format!("fixtures/{folder}/ has no .rs file"))
+        .collect();
+    fail_with("missing silent fixture folders", &missing);
+}
+
+#[test]
+fn annotation_parser_reads_the_grammar() {
+    let text = "a\nb //~ RA002\n//~^ RA001 RA003\nc\n//~^^ RA005\n";
+    let (expected, errors) = parse_annotations(text);
+    assert!(errors.is_empty(), "{errors:?}");
+    let pairs: Vec<(&str, usize)> = expected.iter().map(|e| (e.rule.as_str(), e.line)).collect();
+    assert_eq!(
+        pairs,
+        [("RA002", 2), ("RA001", 2), ("RA003", 2), ("RA005", 3)]
+    );
+}
+
+#[test]
+fn annotation_parser_rejects_bad_annotations() {
+    let cases = [
+        ("//~^ RA001\n", "before line 1"),
+        ("x\n//~^^ RA001\n", "before line 1"),
+        ("x //~ RA999\n", "unknown rule id"),
+        ("x //~ fixed-delay\n", "unknown rule id"),
+        ("x //~\n", "names no rule"),
+        ("x //~| RA001\n", "not supported"),
+        ("x //~RA001\n", "malformed"),
+    ];
+    for (text, want) in cases {
+        let (expected, errors) = parse_annotations(text);
+        assert!(expected.is_empty(), "{text:?} gave {expected:?}");
+        assert!(
+            errors.iter().any(|e| e.contains(want)),
+            "{text:?}: want an error containing {want:?}, got {errors:?}"
+        );
+    }
+}
