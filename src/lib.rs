@@ -15,6 +15,10 @@ pub mod engine;
 pub mod model;
 #[cfg(feature = "analysis")]
 pub mod registry;
+#[cfg(feature = "cli")]
+pub mod render;
+#[cfg(feature = "cli")]
+pub mod scan;
 
 #[cfg(feature = "analysis")]
 pub use diagnostic::{Diagnostic, Label, Position, Span};

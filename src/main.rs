@@ -1,1 +1,233 @@
-fn main() {}
+//! The `retry-audit` command line: parses arguments, runs the scan, renders, sets the exit code
+//! (0: nothing at error level, 1: findings at error level, 2: usage, configuration or I/O error).
+
+use std::io::{self, BufWriter, IsTerminal, Write};
+use std::num::NonZeroUsize;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+use codespan_reporting::term::termcolor::{BufferedStandardStream, ColorChoice};
+
+use retry_audit::render::{self, human, json};
+use retry_audit::scan::{self, ScanOptions, ScanReport};
+use retry_audit::{Level, Rule, Settings};
+
+const AFTER_HELP: &str = "\
+Rules are named by id or name, e.g. `--allow RA002` or `--allow fixed-delay`. When the same rule
+is given to several level flags, the last one wins.
+
+Subcommand names take precedence over paths: to check a file or directory literally named
+`explain` or `rules`, write `./explain`, or put the paths after `--`.";
+
+/// Finds retry anti-patterns in Rust code: unbounded retries, fixed delays, backoff without
+/// jitter, retried client errors and idempotency keys made per attempt.
+#[derive(Debug, Parser)]
+#[command(
+    name = "retry-audit",
+    version,
+    args_conflicts_with_subcommands = true,
+    after_help = AFTER_HELP
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    check: CheckArgs,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Print the documentation of a rule.
+    Explain {
+        /// Rule id or name, e.g. RA003 or missing-jitter.
+        #[arg(value_name = "RULE", value_parser = parse_rule)]
+        rule: Rule,
+    },
+    /// List every rule with its id, name, default level and summary.
+    Rules,
+}
+
+#[derive(Debug, clap::Args)]
+struct CheckArgs {
+    /// Files and directories to check. Directories are searched for `*.rs` files, skipping
+    /// hidden and `.gitignore`d entries and `target` directories; files named here are always
+    /// checked.
+    #[arg(value_name = "PATHS", default_value = ".")]
+    paths: Vec<PathBuf>,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+
+    /// When to colour the output.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = Color::Auto)]
+    color: Color,
+
+    /// Report RULE as an error (repeatable); `--deny warnings` makes every warning an error.
+    #[arg(long, value_name = "RULE", value_parser = parse_deny)]
+    deny: Vec<Deny>,
+
+    /// Report RULE as a warning (repeatable).
+    #[arg(long, value_name = "RULE", value_parser = parse_rule)]
+    warn: Vec<Rule>,
+
+    /// Do not run RULE (repeatable).
+    #[arg(long, value_name = "RULE", value_parser = parse_rule)]
+    allow: Vec<Rule>,
+
+    /// Number of files checked in parallel [default: number of cores].
+    #[arg(long, short = 'j', value_name = "N")]
+    jobs: Option<NonZeroUsize>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Format {
+    /// Diagnostics in the style of rustc, then a summary line.
+    Human,
+    /// JSON Lines: one object per finding, nothing else on stdout.
+    Json,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Color {
+    /// Colour when stdout is a terminal.
+    Auto,
+    Always,
+    Never,
+}
+
+/// The argument of `--deny`: a rule, or `warnings` for all of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Deny {
+    Rule(Rule),
+    Warnings,
+}
+
+fn parse_rule(code: &str) -> Result<Rule, String> {
+    Rule::from_code(code).ok_or_else(|| {
+        format!(
+            "unknown rule `{code}`; valid rules are {}",
+            render::valid_rules()
+        )
+    })
+}
+
+fn parse_deny(code: &str) -> Result<Deny, String> {
+    if code == "warnings" {
+        Ok(Deny::Warnings)
+    } else {
+        parse_rule(code).map(Deny::Rule)
+    }
+}
+
+fn main() -> ExitCode {
+    let matches = Cli::command().get_matches();
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
+    let result = match cli.command {
+        Some(Command::Explain { rule }) => print_to_stdout(|out| render::write_explain(rule, out)),
+        Some(Command::Rules) => print_to_stdout(render::write_rule_list),
+        None => return check(&cli.check, &matches),
+    };
+    exit_after_output(result, ExitCode::SUCCESS)
+}
+
+/// The default command: scan, render, exit 1 if anything is at error level.
+fn check(args: &CheckArgs, matches: &ArgMatches) -> ExitCode {
+    let options = ScanOptions {
+        paths: args.paths.clone(),
+        settings: settings(args, matches),
+        jobs: args.jobs,
+    };
+    let report = match scan::scan(&options) {
+        Ok(report) => report,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let code = if report.has_errors() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    };
+    exit_after_output(write_report(&report, args), code)
+}
+
+/// Rule levels from the flags, applied in command-line order so that the last one wins.
+fn settings(args: &CheckArgs, matches: &ArgMatches) -> Settings {
+    let mut flags: Vec<(usize, Level, Deny)> = Vec::new();
+    let indices = |id: &str| matches.indices_of(id).into_iter().flatten();
+    flags.extend(
+        indices("deny")
+            .zip(&args.deny)
+            .map(|(i, d)| (i, Level::Error, *d)),
+    );
+    flags.extend(
+        indices("warn")
+            .zip(&args.warn)
+            .map(|(i, r)| (i, Level::Warning, Deny::Rule(*r))),
+    );
+    flags.extend(
+        indices("allow")
+            .zip(&args.allow)
+            .map(|(i, r)| (i, Level::Allow, Deny::Rule(*r))),
+    );
+    flags.sort_by_key(|(index, _, _)| *index);
+    let mut settings = Settings::default();
+    for (_, level, target) in flags {
+        match target {
+            Deny::Rule(rule) => settings.set_level(rule, level),
+            Deny::Warnings => settings.warnings_as_errors = true,
+        }
+    }
+    settings
+}
+
+/// Skipped files on stderr, findings on stdout, the summary on stdout (human) or stderr (json).
+fn write_report(report: &ScanReport, args: &CheckArgs) -> io::Result<()> {
+    render::write_skipped(report, &mut io::stderr().lock())?;
+    match args.format {
+        Format::Human => {
+            let mut out = BufferedStandardStream::stdout(color_choice(args.color));
+            human::render(report, &mut out)?;
+            writeln!(out, "{}", render::summary(report))?;
+            out.flush()
+        }
+        Format::Json => {
+            let mut out = BufWriter::new(io::stdout().lock());
+            json::render(report, &mut out)?;
+            out.flush()?;
+            writeln!(io::stderr(), "{}", render::summary(report))
+        }
+    }
+}
+
+fn color_choice(color: Color) -> ColorChoice {
+    match color {
+        // termcolor's `Auto` honours NO_COLOR and TERM=dumb but not redirection; check that here.
+        Color::Auto if io::stdout().is_terminal() => ColorChoice::Auto,
+        Color::Auto | Color::Never => ColorChoice::Never,
+        Color::Always => ColorChoice::Always,
+    }
+}
+
+fn print_to_stdout(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
+    let mut out = BufWriter::new(io::stdout().lock());
+    write(&mut out)?;
+    out.flush()
+}
+
+/// A closed pipe (`retry-audit | head`) is not an error; any other output failure is (exit 2).
+fn exit_after_output(result: io::Result<()>, code: ExitCode) -> ExitCode {
+    match result {
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
+            eprintln!("error: cannot write output: {e}");
+            ExitCode::from(2)
+        }
+        _ => code,
+    }
+}

@@ -1,0 +1,129 @@
+//! rustc-style output through codespan-reporting:
+//!
+//! ```text
+//! warning[RA002]: constant delay between retry attempts
+//!  --> src/client.rs:12:9
+//!   |
+//! 8 |     loop {
+//!   |     ---- retry loop here
+//!   ...
+//! 12|         sleep(Duration::from_secs(1));
+//!   |         ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ the same wait before every attempt
+//!   |
+//!   = help: multiply the delay after each failure and add jitter
+//! ```
+
+use std::io::{self, Write};
+
+use codespan_reporting::diagnostic::{Diagnostic as Report, Label as ReportLabel, Severity};
+use codespan_reporting::files::SimpleFile;
+use codespan_reporting::term::termcolor::WriteColor;
+use codespan_reporting::term::{self, Config};
+
+use crate::diagnostic::{Diagnostic, Label};
+use crate::registry::Level;
+use crate::scan::ScanReport;
+
+/// Writes every finding of the report, files in path order, then nothing else (the summary is
+/// written separately by [`super::summary`]).
+pub fn render(report: &ScanReport, out: &mut dyn WriteColor) -> io::Result<()> {
+    let config = Config::default();
+    for file in &report.files {
+        let Some(source) = file.source() else {
+            continue;
+        };
+        let name = file.path.display().to_string();
+        let files = SimpleFile::new(name.as_str(), source);
+        for diagnostic in file.diagnostics() {
+            emit(out, &config, &files, diagnostic)?;
+        }
+    }
+    Ok(())
+}
+
+/// Emits one diagnostic; falls back to a plain rendering if its spans do not fit the source.
+fn emit(
+    out: &mut dyn WriteColor,
+    config: &Config,
+    file: &SimpleFile<&str, &str>,
+    diagnostic: &Diagnostic,
+) -> io::Result<()> {
+    if !spans_fit(diagnostic, file.source()) {
+        return emit_plain(out, file.name(), diagnostic);
+    }
+    match term::emit(out, config, file, &to_report(diagnostic)) {
+        Ok(()) => Ok(()),
+        Err(codespan_reporting::files::Error::Io(e)) => Err(e),
+        Err(_) => emit_plain(out, file.name(), diagnostic),
+    }
+}
+
+/// The codespan-reporting form of a finding: code, message, labels, then notes and help as
+/// `= note: ...` and `= help: ...` lines.
+fn to_report(diagnostic: &Diagnostic) -> Report<()> {
+    let severity = match diagnostic.level {
+        Level::Error => Severity::Error,
+        Level::Warning => Severity::Warning,
+        Level::Allow => Severity::Note,
+    };
+    let mut labels = vec![ReportLabel::primary((), range(&diagnostic.primary))
+        .with_message(&diagnostic.primary.message)];
+    labels.extend(
+        diagnostic
+            .secondary
+            .iter()
+            .map(|label| ReportLabel::secondary((), range(label)).with_message(&label.message)),
+    );
+    let mut notes: Vec<String> = diagnostic
+        .notes
+        .iter()
+        .map(|note| format!("note: {note}"))
+        .collect();
+    notes.extend(diagnostic.help.iter().map(|help| format!("help: {help}")));
+    Report::new(severity)
+        .with_code(diagnostic.rule.id())
+        .with_message(&diagnostic.message)
+        .with_labels(labels)
+        .with_notes(notes)
+}
+
+fn range(label: &Label) -> std::ops::Range<usize> {
+    label.span.start..label.span.end
+}
+
+/// Whether every label lies within `source` on character boundaries.
+fn spans_fit(diagnostic: &Diagnostic, source: &str) -> bool {
+    std::iter::once(&diagnostic.primary)
+        .chain(&diagnostic.secondary)
+        .all(|label| {
+            let span = label.span;
+            span.start <= span.end
+                && source.is_char_boundary(span.start)
+                && source.is_char_boundary(span.end)
+        })
+}
+
+/// The diagnostic without source excerpts, for spans codespan-reporting cannot show.
+fn emit_plain(out: &mut dyn Write, path: &str, diagnostic: &Diagnostic) -> io::Result<()> {
+    let primary = &diagnostic.primary;
+    writeln!(
+        out,
+        "{}[{}]: {}",
+        diagnostic.level,
+        diagnostic.rule.id(),
+        diagnostic.message
+    )?;
+    writeln!(
+        out,
+        " --> {path}:{}:{}",
+        primary.span.start_pos.line, primary.span.start_pos.column
+    )?;
+    writeln!(out, "  = {}", primary.message)?;
+    for note in &diagnostic.notes {
+        writeln!(out, "  = note: {note}")?;
+    }
+    if let Some(help) = &diagnostic.help {
+        writeln!(out, "  = help: {help}")?;
+    }
+    writeln!(out)
+}

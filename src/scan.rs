@@ -1,0 +1,350 @@
+//! Scanning: expand the paths given into `.rs` files, check them in parallel, collect the results.
+//!
+//! No printing happens here; front ends render a [`ScanReport`] (see `render`).
+//!
+//! Walking follows ripgrep's conventions through the `ignore` crate: `.gitignore`, `.ignore` and
+//! git's exclude files are honoured (also outside a git repository), hidden files and directories
+//! are skipped, symbolic links are not followed, and directories named `target` are always
+//! skipped. A path named on the command line is always taken: a file given explicitly is checked
+//! whatever its name, and a directory given explicitly is walked even if it is hidden or ignored.
+
+use std::fmt;
+use std::num::NonZeroUsize;
+use std::panic::{self, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+
+use ignore::WalkBuilder;
+use rayon::prelude::*;
+
+use crate::diagnostic::Diagnostic;
+use crate::engine::{self, FileError, Settings};
+use crate::registry::Level;
+
+/// What to scan and how.
+#[derive(Clone, Debug, Default)]
+pub struct ScanOptions {
+    /// Files and directories, as given by the user. Empty means the current directory.
+    pub paths: Vec<PathBuf>,
+    /// Rule levels for this run.
+    pub settings: Settings,
+    /// Number of worker threads; `None` uses every core.
+    pub jobs: Option<NonZeroUsize>,
+}
+
+/// The outcome of a whole scan: one entry per file found, sorted by path.
+#[derive(Debug, Default)]
+pub struct ScanReport {
+    pub files: Vec<FileReport>,
+}
+
+/// One file (or one unreadable directory entry) and what became of it.
+#[derive(Debug)]
+pub struct FileReport {
+    /// The path as the walker yields it: the path given joined with the file's relative path.
+    pub path: PathBuf,
+    pub outcome: Outcome,
+}
+
+/// Whether a file was checked, and what was found.
+#[derive(Debug)]
+pub enum Outcome {
+    /// The file was analysed.
+    Checked {
+        /// Findings, in source order.
+        diagnostics: Vec<Diagnostic>,
+        /// The file's text, kept only when there are findings to render.
+        source: Option<String>,
+    },
+    /// The file could not be analysed; the scan went on without it.
+    Skipped(SkipReason),
+}
+
+/// Why a file or directory entry was not analysed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SkipReason {
+    /// Reading, decoding or parsing failed.
+    File(FileError),
+    /// The directory walk could not read this entry (permissions, a vanished file, ...).
+    Walk(String),
+    /// The analysis itself failed on this file; a bug in retry-audit.
+    Internal(String),
+}
+
+impl fmt::Display for SkipReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SkipReason::File(FileError::Io(e)) => write!(f, "cannot read: {e}"),
+            SkipReason::File(e) => write!(f, "{e}"),
+            SkipReason::Walk(e) => f.write_str(e),
+            SkipReason::Internal(e) => {
+                write!(f, "internal error in retry-audit (please report): {e}")
+            }
+        }
+    }
+}
+
+/// Totals over a [`ScanReport`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Files analysed.
+    pub checked: usize,
+    /// Files or entries that could not be analysed.
+    pub skipped: usize,
+    /// Findings at error level.
+    pub errors: usize,
+    /// Findings at warning level.
+    pub warnings: usize,
+}
+
+/// A problem that stops the scan before it starts.
+#[derive(Debug)]
+pub enum ScanError {
+    /// A path given by the user cannot be accessed (missing, dangling link, no permission).
+    Path { path: PathBuf, message: String },
+    /// The worker threads could not be created.
+    ThreadPool(String),
+}
+
+impl fmt::Display for ScanError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ScanError::Path { path, message } => {
+                write!(f, "cannot access {}: {message}", path.display())
+            }
+            ScanError::ThreadPool(e) => write!(f, "cannot start worker threads: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ScanError {}
+
+impl ScanReport {
+    /// Every finding with the file it is in, files in path order, findings in source order.
+    pub fn diagnostics(&self) -> impl Iterator<Item = (&FileReport, &Diagnostic)> {
+        self.files.iter().flat_map(|file| {
+            file.diagnostics()
+                .iter()
+                .map(move |diagnostic| (file, diagnostic))
+        })
+    }
+
+    /// The files (and entries) that were skipped, with the reason.
+    pub fn skipped(&self) -> impl Iterator<Item = (&FileReport, &SkipReason)> {
+        self.files.iter().filter_map(|file| match &file.outcome {
+            Outcome::Skipped(reason) => Some((file, reason)),
+            Outcome::Checked { .. } => None,
+        })
+    }
+
+    /// Files checked and skipped, findings by level.
+    #[must_use]
+    pub fn counts(&self) -> Counts {
+        let mut counts = Counts::default();
+        for file in &self.files {
+            match &file.outcome {
+                Outcome::Checked { .. } => counts.checked += 1,
+                Outcome::Skipped(_) => counts.skipped += 1,
+            }
+        }
+        for (_, diagnostic) in self.diagnostics() {
+            match diagnostic.level {
+                Level::Error => counts.errors += 1,
+                Level::Warning => counts.warnings += 1,
+                Level::Allow => {}
+            }
+        }
+        counts
+    }
+
+    /// Whether any finding is at error level (the run fails).
+    #[must_use]
+    pub fn has_errors(&self) -> bool {
+        self.counts().errors > 0
+    }
+}
+
+impl FileReport {
+    /// The findings in this file (none if it was skipped).
+    #[must_use]
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        match &self.outcome {
+            Outcome::Checked { diagnostics, .. } => diagnostics,
+            Outcome::Skipped(_) => &[],
+        }
+    }
+
+    /// The file's text, if it was kept (only files with findings keep it).
+    #[must_use]
+    pub fn source(&self) -> Option<&str> {
+        match &self.outcome {
+            Outcome::Checked { source, .. } => source.as_deref(),
+            Outcome::Skipped(_) => None,
+        }
+    }
+}
+
+/// Finds the files under `options.paths` and checks them in parallel.
+///
+/// Fails only when a path given cannot be accessed or the thread pool cannot start; problems
+/// with single files are recorded in the report as [`Outcome::Skipped`].
+pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
+    let default_root = [PathBuf::from(".")];
+    let roots = if options.paths.is_empty() {
+        &default_root[..]
+    } else {
+        &options.paths[..]
+    };
+    let candidates = collect_files(roots)?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(options.jobs.map_or(0, NonZeroUsize::get))
+        .stack_size(engine::PARSE_STACK)
+        .thread_name(|i| format!("retry-audit-{i}"))
+        .build()
+        .map_err(|e| ScanError::ThreadPool(e.to_string()))?;
+    let files = pool.install(|| {
+        candidates
+            .into_par_iter()
+            .map(|candidate| match candidate {
+                Candidate::File(path) => {
+                    let outcome = check_file(&path, &options.settings);
+                    FileReport { path, outcome }
+                }
+                Candidate::Unreadable(path, message) => FileReport {
+                    path,
+                    outcome: Outcome::Skipped(SkipReason::Walk(message)),
+                },
+            })
+            .collect()
+    });
+    Ok(ScanReport { files })
+}
+
+/// A walk result: a file to check, or an entry the walker could not read.
+enum Candidate {
+    File(PathBuf),
+    Unreadable(PathBuf, String),
+}
+
+impl Candidate {
+    fn path(&self) -> &Path {
+        match self {
+            Candidate::File(path) | Candidate::Unreadable(path, _) => path,
+        }
+    }
+}
+
+/// Expands the roots into candidate files, sorted by path and without duplicates.
+fn collect_files(roots: &[PathBuf]) -> Result<Vec<Candidate>, ScanError> {
+    let mut candidates = Vec::new();
+    for root in roots {
+        let metadata = std::fs::metadata(root).map_err(|e| ScanError::Path {
+            path: root.clone(),
+            message: e.to_string(),
+        })?;
+        if metadata.is_dir() {
+            walk_dir(root, &mut candidates);
+        } else if metadata.is_file() {
+            candidates.push(Candidate::File(root.clone()));
+        } else {
+            // A pipe or device could block or never end; only regular files are read.
+            return Err(ScanError::Path {
+                path: root.clone(),
+                message: "not a regular file or directory".to_owned(),
+            });
+        }
+    }
+    candidates.sort_by(|a, b| a.path().cmp(b.path()));
+    candidates.dedup_by(|a, b| a.path() == b.path());
+    Ok(candidates)
+}
+
+/// Adds the `.rs` files under `root` that are not hidden, ignored or inside a `target` directory.
+fn walk_dir(root: &Path, out: &mut Vec<Candidate>) {
+    let walker = WalkBuilder::new(root)
+        .require_git(false)
+        .follow_links(false)
+        .filter_entry(|entry| !(is_dir(entry) && entry.file_name() == "target"))
+        .build();
+    for entry in walker {
+        match entry {
+            Ok(entry) => {
+                let is_file = entry.file_type().is_some_and(|t| t.is_file());
+                if is_file && entry.path().extension().is_some_and(|ext| ext == "rs") {
+                    out.push(Candidate::File(entry.into_path()));
+                }
+            }
+            Err(error) => {
+                let path = error_path(&error).unwrap_or(root).to_path_buf();
+                out.push(Candidate::Unreadable(path, error_message(&error)));
+            }
+        }
+    }
+}
+
+fn is_dir(entry: &ignore::DirEntry) -> bool {
+    entry.file_type().is_some_and(|t| t.is_dir())
+}
+
+/// The path a walk error is about, if it names one.
+fn error_path(error: &ignore::Error) -> Option<&Path> {
+    match error {
+        ignore::Error::WithPath { path, .. } => Some(path),
+        ignore::Error::Loop { child, .. } => Some(child),
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+            error_path(err)
+        }
+        ignore::Error::Partial(errors) => errors.iter().find_map(error_path),
+        _ => None,
+    }
+}
+
+/// A walk error's message without the path (which is printed separately).
+fn error_message(error: &ignore::Error) -> String {
+    match error {
+        ignore::Error::WithPath { err, .. } | ignore::Error::WithDepth { err, .. } => {
+            error_message(err)
+        }
+        ignore::Error::Loop { ancestor, .. } => {
+            format!("symbolic link loop back to {}", ancestor.display())
+        }
+        other => other.to_string(),
+    }
+}
+
+/// Reads one file once and checks it. Never panics: a panic in the analysis is caught and
+/// recorded, so that one bad file cannot abort the scan.
+fn check_file(path: &Path, settings: &Settings) -> Outcome {
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) => return Outcome::Skipped(SkipReason::File(FileError::Io(e.to_string()))),
+    };
+    let result = panic::catch_unwind(AssertUnwindSafe(|| engine::check_bytes(&bytes, settings)));
+    // The parser records every file's text in a per-thread span map; an early return (a parse
+    // error) may leave it there. Nothing refers to those spans any more.
+    proc_macro2::extra::invalidate_current_thread_spans();
+    match result {
+        Ok(Ok(diagnostics)) => {
+            let source = if diagnostics.is_empty() {
+                None
+            } else {
+                String::from_utf8(bytes).ok()
+            };
+            Outcome::Checked {
+                diagnostics,
+                source,
+            }
+        }
+        Ok(Err(error)) => Outcome::Skipped(SkipReason::File(error)),
+        Err(payload) => Outcome::Skipped(SkipReason::Internal(panic_message(&*payload))),
+    }
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "the analysis panicked".to_owned()
+    }
+}
