@@ -2,23 +2,26 @@
 //!
 //! ```text
 //! warning[RA002]: constant delay between retry attempts
-//!  --> src/client.rs:12:9
+//!   --> src/a.rs:3:9
 //!   |
-//! 8 |     loop {
+//! 2 |     loop {
 //!   |     ---- retry loop here
-//!   ...
-//! 12|         sleep(Duration::from_secs(1));
-//!   |         ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ the same wait before every attempt
+//! 3 |         sleep(ONE_SECOND);
+//!   |         ^^^^^^^^^^^^^^^^^ the same wait before every attempt
 //!   |
-//!   = help: multiply the delay after each failure and add jitter
+//!   = note: the delay is `ONE_SECOND`
+//!   = help: grow the delay after each failure
 //! ```
+//!
+//! The tests in `render/mod.rs` pin this layout. Spans that do not fit the file's text are
+//! rendered without the source excerpt rather than dropped.
 
 use std::io::{self, Write};
 
 use codespan_reporting::diagnostic::{Diagnostic as Report, Label as ReportLabel, Severity};
 use codespan_reporting::files::SimpleFile;
 use codespan_reporting::term::termcolor::WriteColor;
-use codespan_reporting::term::{self, Config};
+use codespan_reporting::term::{self, Chars, Config};
 
 use crate::diagnostic::{Diagnostic, Label};
 use crate::registry::Level;
@@ -27,7 +30,10 @@ use crate::scan::ScanReport;
 /// Writes every finding of the report, files in path order, then nothing else (the summary is
 /// written separately by [`super::summary`]).
 pub fn render(report: &ScanReport, out: &mut dyn WriteColor) -> io::Result<()> {
-    let config = Config::default();
+    let config = Config {
+        chars: Chars::ascii(),
+        ..Config::default()
+    };
     for file in &report.files {
         let Some(source) = file.source() else {
             continue;

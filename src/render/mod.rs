@@ -133,3 +133,178 @@ pub fn summary(report: &ScanReport) -> String {
         plural(counts.warnings, "warning"),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use codespan_reporting::term::termcolor::NoColor;
+
+    use super::*;
+    use crate::diagnostic::{Diagnostic, Label, Position, Span};
+    use crate::registry::Level;
+    use crate::scan::{FileReport, Outcome};
+
+    const SOURCE: &str = "fn fetch() {\n    loop {\n        sleep(ONE_SECOND);\n    }\n}\n";
+
+    /// The span of the first occurrence of `needle` in `SOURCE`.
+    fn span_of(needle: &str) -> Span {
+        let start = SOURCE.find(needle).expect("needle in source");
+        let end = start + needle.len();
+        let position = |offset: usize| {
+            let before = &SOURCE[..offset];
+            let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+            Position {
+                line: before.matches('\n').count() + 1,
+                column: before[line_start..].chars().count() + 1,
+            }
+        };
+        Span {
+            start,
+            end,
+            start_pos: position(start),
+            end_pos: position(end),
+        }
+    }
+
+    fn finding() -> Diagnostic {
+        Diagnostic {
+            rule: Rule::FixedDelay,
+            level: Level::Warning,
+            message: "constant delay between retry attempts".to_owned(),
+            primary: Label {
+                span: span_of("sleep(ONE_SECOND)"),
+                message: "the same wait before every attempt".to_owned(),
+            },
+            secondary: vec![Label {
+                span: span_of("loop"),
+                message: "retry loop here".to_owned(),
+            }],
+            help: Some("grow the delay after each failure".to_owned()),
+            notes: vec!["the delay is `ONE_SECOND`".to_owned()],
+        }
+    }
+
+    fn report(diagnostic: Diagnostic) -> ScanReport {
+        ScanReport {
+            files: vec![
+                FileReport {
+                    path: PathBuf::from("src/a.rs"),
+                    outcome: Outcome::Checked {
+                        diagnostics: vec![diagnostic],
+                        source: Some(SOURCE.to_owned()),
+                    },
+                },
+                FileReport {
+                    path: PathBuf::from("src/b.rs"),
+                    outcome: Outcome::Skipped(SkipReason::File(FileError::Parse {
+                        position: Position { line: 3, column: 7 },
+                        message: "expected `;`".to_owned(),
+                    })),
+                },
+                FileReport {
+                    path: PathBuf::from("src/c.rs"),
+                    outcome: Outcome::Skipped(SkipReason::File(FileError::TooDeep)),
+                },
+            ],
+        }
+    }
+
+    fn human_output(report: &ScanReport) -> String {
+        let mut out = NoColor::new(Vec::new());
+        human::render(report, &mut out).expect("render");
+        String::from_utf8(out.into_inner()).expect("UTF-8 output")
+    }
+
+    #[test]
+    fn human_output_looks_like_rustc() {
+        let text = human_output(&report(finding()));
+        let expected = "\
+warning[RA002]: constant delay between retry attempts
+  --> src/a.rs:3:9
+  |
+2 |     loop {
+  |     ---- retry loop here
+3 |         sleep(ONE_SECOND);
+  |         ^^^^^^^^^^^^^^^^^ the same wait before every attempt
+  |
+  = note: the delay is `ONE_SECOND`
+  = help: grow the delay after each failure
+
+";
+        assert_eq!(text, expected);
+    }
+
+    #[test]
+    fn human_output_falls_back_when_a_span_is_outside_the_source() {
+        let mut diagnostic = finding();
+        diagnostic.primary.span.end = SOURCE.len() + 10;
+        let text = human_output(&report(diagnostic));
+        assert!(
+            text.starts_with(
+                "warning[RA002]: constant delay between retry attempts\n --> src/a.rs:3:9\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("= help: grow the delay after each failure"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn json_has_the_documented_keys() {
+        let mut out = Vec::new();
+        json::render(&report(finding()), &mut out).expect("render");
+        let text = String::from_utf8(out).expect("UTF-8 output");
+        assert_eq!(text.lines().count(), 1);
+        let value: serde_json::Value = serde_json::from_str(text.trim_end()).expect("valid JSON");
+        let expected = serde_json::json!({
+            "rule": "RA002",
+            "name": "fixed-delay",
+            "level": "warning",
+            "path": "src/a.rs",
+            "line": 3,
+            "column": 9,
+            "end_line": 3,
+            "end_column": 26,
+            "message": "constant delay between retry attempts",
+            "help": "grow the delay after each failure",
+            "notes": ["the delay is `ONE_SECOND`"],
+            "labels": [{"line": 2, "column": 5, "end_line": 2, "end_column": 9, "message": "retry loop here"}],
+        });
+        assert_eq!(value, expected);
+    }
+
+    #[test]
+    fn skipped_files_get_one_warning_line_each() {
+        let mut out = Vec::new();
+        write_skipped(&report(finding()), &mut out).expect("render");
+        let text = String::from_utf8(out).expect("UTF-8 output");
+        assert_eq!(
+            text,
+            "warning: skipped src/b.rs:3:7: expected `;`\n\
+             warning: skipped src/c.rs: too deeply nested to analyse\n"
+        );
+    }
+
+    #[test]
+    fn summary_counts_files_and_findings_by_level() {
+        let mut report = report(finding());
+        assert_eq!(
+            summary(&report),
+            "retry-audit: 1 file checked, 2 skipped, 0 errors, 1 warning"
+        );
+        let mut error = finding();
+        error.level = Level::Error;
+        if let Outcome::Checked { diagnostics, .. } = &mut report.files[0].outcome {
+            diagnostics.push(error.clone());
+            diagnostics.push(error);
+        }
+        assert!(report.has_errors());
+        assert_eq!(
+            summary(&report),
+            "retry-audit: 1 file checked, 2 skipped, 2 errors, 1 warning"
+        );
+    }
+}
