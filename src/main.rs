@@ -145,7 +145,7 @@ fn check(args: &CheckArgs, matches: &ArgMatches) -> ExitCode {
     let report = match scan::scan(&options) {
         Ok(report) => report,
         Err(e) => {
-            eprintln!("error: {e}");
+            report_error(&format!("error: {e}"));
             return ExitCode::from(2);
         }
     };
@@ -189,7 +189,8 @@ fn settings(args: &CheckArgs, matches: &ArgMatches) -> Settings {
 
 /// Skipped files on stderr, findings on stdout, the summary on stdout (human) or stderr (json).
 fn write_report(report: &ScanReport, args: &CheckArgs) -> io::Result<()> {
-    render::write_skipped(report, &mut io::stderr().lock())?;
+    // stderr is the channel of last resort: if it is closed, the findings on stdout still count.
+    let _ = render::write_skipped(report, &mut io::stderr().lock());
     match args.format {
         Format::Human => {
             let mut out = BufferedStandardStream::stdout(color_choice(args.color));
@@ -201,7 +202,8 @@ fn write_report(report: &ScanReport, args: &CheckArgs) -> io::Result<()> {
             let mut out = BufWriter::new(io::stdout().lock());
             json::render(report, &mut out)?;
             out.flush()?;
-            writeln!(io::stderr(), "{}", render::summary(report))
+            let _ = writeln!(io::stderr(), "{}", render::summary(report));
+            Ok(())
         }
     }
 }
@@ -225,9 +227,14 @@ fn print_to_stdout(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::
 fn exit_after_output(result: io::Result<()>, code: ExitCode) -> ExitCode {
     match result {
         Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
-            eprintln!("error: cannot write output: {e}");
+            report_error(&format!("error: cannot write output: {e}"));
             ExitCode::from(2)
         }
         _ => code,
     }
+}
+
+/// Writes a line to stderr; unlike `eprintln!`, does not panic when stderr is closed.
+fn report_error(line: &str) {
+    let _ = writeln!(io::stderr(), "{line}");
 }

@@ -196,7 +196,7 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
     };
     let candidates = collect_files(roots)?;
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(options.jobs.map_or(0, NonZeroUsize::get))
+        .num_threads(thread_count(options.jobs, candidates.len()))
         .stack_size(engine::PARSE_STACK)
         .thread_name(|i| format!("retry-audit-{i}"))
         .build()
@@ -217,6 +217,14 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
             .collect()
     });
     Ok(ScanReport { files })
+}
+
+/// The requested number of threads (default: every core), but never more than there are files.
+fn thread_count(jobs: Option<NonZeroUsize>, files: usize) -> usize {
+    let wanted = jobs
+        .or_else(|| std::thread::available_parallelism().ok())
+        .map_or(1, NonZeroUsize::get);
+    wanted.min(files).max(1)
 }
 
 /// A walk result: a file to check, or an entry the walker could not read.
