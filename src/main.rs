@@ -17,8 +17,8 @@ const AFTER_HELP: &str = "\
 Rules are named by id or name, e.g. `--allow RA002` or `--allow fixed-delay`. When the same rule
 is given to several level flags, the last one wins.
 
-Subcommand names take precedence over paths: to check a file or directory literally named
-`explain` or `rules`, write `./explain`, or put the paths after `--`.";
+A subcommand name given as the first argument is the subcommand: to check a file or directory
+literally named `explain` or `rules`, write `./explain`, or put the paths after `--`.";
 
 /// Finds retry anti-patterns in Rust code: unbounded retries, fixed delays, backoff without
 /// jitter, retried client errors and idempotency keys made per attempt.

@@ -35,10 +35,14 @@ pub fn render(report: &ScanReport, out: &mut dyn WriteColor) -> io::Result<()> {
         ..Config::default()
     };
     for file in &report.files {
+        let name = file.path.display().to_string();
         let Some(source) = file.source() else {
+            // Not expected (files with findings keep their text), but never drop a finding.
+            for diagnostic in file.diagnostics() {
+                emit_plain(out, &name, diagnostic)?;
+            }
             continue;
         };
-        let name = file.path.display().to_string();
         let files = SimpleFile::new(name.as_str(), source);
         for diagnostic in file.diagnostics() {
             emit(out, &config, &files, diagnostic)?;
