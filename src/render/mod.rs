@@ -253,6 +253,17 @@ warning[RA002]: constant delay between retry attempts
     }
 
     #[test]
+    fn human_output_without_source_text_still_shows_the_finding() {
+        let mut report = report(finding());
+        if let Outcome::Checked { source, .. } = &mut report.files[0].outcome {
+            *source = None;
+        }
+        let text = human_output(&report);
+        assert!(text.starts_with("warning[RA002]: "), "{text}");
+        assert!(text.contains(" --> src/a.rs:3:9\n"), "{text}");
+    }
+
+    #[test]
     fn json_has_the_documented_keys() {
         let mut out = Vec::new();
         json::render(&report(finding()), &mut out).expect("render");
