@@ -25,7 +25,8 @@ const SILENT_FOLDERS: &[&str] = &["clean", "not-retry"];
 /// Minimum number of annotations of a rule inside its own folder.
 const MIN_POSITIVE_CASES: usize = 12;
 
-/// Minimum number of top-level functions across the `negatives*.rs` files of a rule's folder.
+/// Minimum number of cases (see [`count_cases`]) across the `negatives*.rs` files of a rule's
+/// folder.
 const MIN_NEGATIVE_CASES: usize = 8;
 
 /// One expectation: a rule id on a 1-based line.
@@ -319,12 +320,18 @@ fn every_rule_folder_has_enough_positive_cases() {
     fail_with("rules with too few positive cases", &report);
 }
 
-/// Top-level functions of a file: lines starting (unindented) with `fn` or `async fn`.
-fn count_top_level_fns(text: &str) -> usize {
-    text.lines()
-        .filter(|line| {
-            let line = line.strip_prefix("pub ").unwrap_or(line);
-            line.starts_with("fn ") || line.starts_with("async fn ")
+/// Cases of a file, by the corpus convention: an unindented `// ` comment line directly followed
+/// by an unindented `fn`, `async fn` or `impl` (helpers carry `///` docs or nothing).
+fn count_cases(text: &str) -> usize {
+    let lines: Vec<&str> = text.lines().collect();
+    lines
+        .windows(2)
+        .filter(|pair| {
+            let item = pair[1].strip_prefix("pub ").unwrap_or(pair[1]);
+            pair[0].starts_with("// ")
+                && (item.starts_with("fn ")
+                    || item.starts_with("async fn ")
+                    || item.starts_with("impl"))
         })
         .count()
 }
@@ -342,7 +349,7 @@ fn every_rule_folder_has_enough_negative_cases() {
                     .file_stem()
                     .is_some_and(|stem| stem.to_string_lossy().starts_with("negatives"))
             })
-            .map(|f| count_top_level_fns(&f.text))
+            .map(|f| count_cases(&f.text))
             .sum();
         if count < MIN_NEGATIVE_CASES {
             report.push(format!(
@@ -383,6 +390,12 @@ fn silent_folders_exist() {
         .map(|folder| format!("fixtures/{folder}/ has no .rs file"))
         .collect();
     fail_with("missing silent fixture folders", &missing);
+}
+
+#[test]
+fn case_counter_reads_the_convention() {
+    let text = "/// helper\nfn helper() {}\n\n// a case\nfn case_one() {}\n// another\nimpl X {}\n// third\npub async fn case_three() {}\n    // nested\n    fn inner() {}\n";
+    assert_eq!(count_cases(text), 3);
 }
 
 #[test]
