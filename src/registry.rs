@@ -48,6 +48,8 @@ pub struct RuleMeta {
     pub level: Level,
     /// One line, lower-case, no period: the default message.
     pub summary: String,
+    /// One line, lower-case, no period: what to do instead (the `help:` line).
+    pub help: String,
     pub what_it_does: String,
     pub why_bad: String,
     pub example: String,
@@ -58,7 +60,7 @@ pub struct RuleMeta {
 
 macro_rules! rules {
     ($($variant:ident => $id:literal, $name:literal;)*) => {
-        /// Every rule retry-audit knows. Ids are stable; names read as "allow <name>".
+        /// Every rule retry-audit knows. Ids are stable; names read as "allow `<name>`".
         #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
         pub enum Rule {
             $($variant,)*
@@ -124,6 +126,7 @@ impl Rule {
                         name: r.name().to_owned(),
                         level: Level::Warning,
                         summary: format!("{} (rule metadata failed to load: {e})", r.name()),
+                        help: String::new(),
                         what_it_does: String::new(),
                         why_bad: String::new(),
                         example: String::new(),

@@ -1,13 +1,116 @@
-//! The rules: each one a small pure check over a [`RetrySite`](crate::model::RetrySite), in its
-//! own file. Detection only: messages come from `rules/*.toml`, printing from the front ends.
+//! The rules: each one a small pure check over a [`RetrySite`], in its own file. Detection only:
+//! the message and help come from `rules/*.toml`, printing from the front ends.
 
-use crate::diagnostic::Diagnostic;
+mod fixed_delay;
+mod key_in_loop;
+mod missing_jitter;
+mod retries_client_error;
+mod unbounded_retry;
+
+use crate::diagnostic::{Diagnostic, Label, Span};
 use crate::engine::Settings;
-use crate::model::FileModel;
+use crate::model::{FileModel, RetrySite, SiteKind};
+use crate::registry::{Level, Rule};
+
+/// Collects the findings of one file.
+pub(crate) struct Context<'s> {
+    settings: &'s Settings,
+    out: Vec<Diagnostic>,
+}
+
+impl Context<'_> {
+    fn enabled(&self, rule: Rule) -> bool {
+        self.settings.level(rule) != Level::Allow
+    }
+
+    /// Reports `rule` at `primary`, with context labels and notes; message and help from the
+    /// rule's TOML.
+    pub(crate) fn report(
+        &mut self,
+        rule: Rule,
+        primary: Label,
+        secondary: Vec<Label>,
+        notes: Vec<String>,
+    ) {
+        let level = self.settings.level(rule);
+        if level == Level::Allow {
+            return;
+        }
+        let meta = rule.meta();
+        let secondary = secondary
+            .into_iter()
+            .filter(|l| l.span != primary.span)
+            .collect();
+        self.out.push(Diagnostic {
+            rule,
+            level,
+            message: meta.summary.clone(),
+            primary,
+            secondary,
+            help: (!meta.help.is_empty()).then(|| meta.help.clone()),
+            notes,
+        });
+    }
+}
+
+/// A label.
+pub(crate) fn label(span: Span, message: impl Into<String>) -> Label {
+    Label {
+        span,
+        message: message.into(),
+    }
+}
+
+/// The "retry loop here" label of a site.
+pub(crate) fn site_label(site: &RetrySite) -> Label {
+    match site.kind {
+        SiteKind::Loop => label(site.head, "retry loop here"),
+        SiteKind::Recursion => label(site.head, "retried by calling itself here"),
+        SiteKind::Helper => label(site.head, "each call of this runs once per attempt"),
+    }
+}
+
+type Check = fn(&RetrySite, &mut Context<'_>);
+
+/// Every rule with its check.
+const CHECKS: &[(Rule, Check)] = &[
+    (Rule::UnboundedRetry, unbounded_retry::check),
+    (Rule::FixedDelay, fixed_delay::check),
+    (Rule::MissingJitter, missing_jitter::check),
+    (Rule::RetriesClientError, retries_client_error::check),
+    (Rule::KeyInLoop, key_in_loop::check),
+];
 
 /// Runs every enabled rule over the model of one file.
 #[must_use]
 pub fn run(model: &FileModel, settings: &Settings) -> Vec<Diagnostic> {
-    let _ = (model, settings);
-    Vec::new()
+    let mut cx = Context {
+        settings,
+        out: Vec::new(),
+    };
+    for site in &model.sites {
+        for (rule, check) in CHECKS {
+            if cx.enabled(*rule) {
+                check(site, &mut cx);
+            }
+        }
+    }
+    cx.out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CHECKS;
+    use crate::registry::Rule;
+
+    #[test]
+    fn every_rule_has_exactly_one_check() {
+        for rule in Rule::ALL {
+            assert_eq!(
+                CHECKS.iter().filter(|(r, _)| r == rule).count(),
+                1,
+                "{rule} must have one check"
+            );
+        }
+    }
 }

@@ -3,8 +3,16 @@
 //!
 //! [`extract`] builds it from a parsed file; the rules in [`crate::checks`] only read it.
 
+mod flow;
+mod keys;
+mod names;
+mod scope;
+mod site;
 mod span;
+mod status;
+mod values;
 
+pub use site::extract;
 pub use span::LineIndex;
 
 use crate::diagnostic::Span;
@@ -33,8 +41,13 @@ pub struct RetrySite {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SiteKind {
+    /// A `loop`, `while` or `for`.
     Loop,
+    /// A function calling itself from its error path.
     Recursion,
+    /// Code run once per attempt by someone else's loop: a closure passed to a retry helper, or
+    /// the body of a `#[retryable]` function. Only its per-attempt facts (keys) are recorded.
+    Helper,
 }
 
 /// How the site stops retrying.
@@ -46,7 +59,7 @@ pub enum Bound {
     Bounded(BoundKind),
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BoundKind {
     Counter,
     Range,
@@ -65,6 +78,9 @@ pub struct Delay {
     pub jitter: bool,
     /// A `min`/`clamp` bounds the duration.
     pub capped: bool,
+    /// For a server-provided wait: what is waited when the server gives no hint
+    /// (`retry_after.unwrap_or(Duration::from_secs(1))`), and whether it is random.
+    pub fallback: Option<(DelayKind, bool)>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -232,11 +248,4 @@ pub struct PerAttemptKey {
     pub used_as: String,
     /// The constructor inside a local helper, when the key is made one call away.
     pub via: Option<Span>,
-}
-
-/// Builds the model of one parsed file.
-#[must_use]
-pub fn extract(file: &syn::File, index: &LineIndex<'_>) -> FileModel {
-    let _ = (file, index);
-    FileModel::default()
 }

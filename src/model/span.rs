@@ -51,7 +51,10 @@ impl<'a> LineIndex<'a> {
     #[must_use]
     pub fn span(&self, span: PmSpan) -> Span {
         let range = span.byte_range();
-        let (start, end) = (range.start.min(self.text.len()), range.end.min(self.text.len()));
+        let (start, end) = (
+            range.start.min(self.text.len()),
+            range.end.min(self.text.len()),
+        );
         Span {
             start: start + self.shift,
             end: end.max(start) + self.shift,
@@ -73,7 +76,11 @@ impl<'a> LineIndex<'a> {
             start: a.start,
             end: b.end.max(a.start),
             start_pos: a.start_pos,
-            end_pos: if b.end >= a.start { b.end_pos } else { a.end_pos },
+            end_pos: if b.end >= a.start {
+                b.end_pos
+            } else {
+                a.end_pos
+            },
         }
     }
 

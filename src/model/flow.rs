@@ -1,0 +1,981 @@
+//! Path analysis of one retry candidate (a loop body, or a function body for recursion): which
+//! paths leave on success, which go round again on failure, under which status tests and which
+//! guards.
+//!
+//! Every path carries an [`Outcome`] set by the latest test it passed (`Ok`/`Err` patterns,
+//! `is_ok()`/`is_err()`, status checks) and, once a status test narrowed it, the statuses it can
+//! still carry. Paths that reach the loop's end or `continue` are recorded as [`Continue`]s; paths
+//! that leave (`return`, `break`, `panic!`, `bail!`, setting the loop's flag) as exits.
+
+use syn::spanned::Spanned;
+use syn::{Block, Expr, Pat, Stmt};
+
+use super::names;
+use super::span::LineIndex;
+use super::status::StatusEval;
+use super::values::{mentions, place_key, LoopFacts};
+use super::{BoundKind, StatusSet};
+use crate::diagnostic::Span;
+
+/// What the latest test on a path says about the operation's result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Outcome {
+    Neutral,
+    Success,
+    Failure,
+    /// Either (`is_ok() || attempts > max`).
+    Mixed,
+}
+
+impl Outcome {
+    fn refine(self, test: Outcome) -> Outcome {
+        if test == Outcome::Neutral {
+            self
+        } else {
+            test
+        }
+    }
+
+    fn negate(self) -> Outcome {
+        match self {
+            Outcome::Success => Outcome::Failure,
+            Outcome::Failure => Outcome::Success,
+            o => o,
+        }
+    }
+
+    fn and(self, o: Outcome) -> Outcome {
+        use Outcome::{Failure, Mixed, Neutral, Success};
+        match (self, o) {
+            (Neutral, x) | (x, Neutral) => x,
+            (Mixed, _) | (_, Mixed) => Mixed,
+            (Success, Success) => Success,
+            _ => Failure,
+        }
+    }
+
+    fn or(self, o: Outcome) -> Outcome {
+        use Outcome::{Failure, Mixed, Neutral, Success};
+        match (self, o) {
+            (Neutral, Neutral) => Neutral,
+            (Success, Success) => Success,
+            (Failure, Failure) => Failure,
+            _ => Mixed,
+        }
+    }
+
+    /// May this path carry a failure?
+    #[must_use]
+    pub fn may_fail(self) -> bool {
+        matches!(self, Outcome::Failure | Outcome::Mixed)
+    }
+
+    fn of_statuses(set: StatusSet) -> Outcome {
+        let ok = StatusSet::range(200, 299);
+        if set.is_empty() {
+            Outcome::Neutral
+        } else if set.intersect(ok) == set {
+            Outcome::Success
+        } else if set.intersect(ok).is_empty() {
+            Outcome::Failure
+        } else {
+            Outcome::Mixed
+        }
+    }
+}
+
+/// The statuses a path can still carry after status tests, and the test that narrowed it last.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct StatusCtx {
+    pub set: StatusSet,
+    pub span: Span,
+    pub reason: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct PathState {
+    outcome: Outcome,
+    status: Option<StatusCtx>,
+    /// A guard said the failure is "not ready yet" (`WouldBlock`, `Interrupted`, `Empty`).
+    readiness: bool,
+    /// The error was inspected on this path (guard, condition on the error binding).
+    classified: bool,
+    /// Inside an unguarded `Err(e)` arm: its pattern and binding.
+    err_arm: Option<(Span, Option<String>)>,
+    /// The path passed a test of an attempt counter, a clock or a schedule.
+    bound: Option<BoundKind>,
+}
+
+impl PathState {
+    fn start(outcome: Outcome) -> Self {
+        PathState {
+            outcome,
+            status: None,
+            readiness: false,
+            classified: false,
+            err_arm: None,
+            bound: None,
+        }
+    }
+}
+
+/// A path that goes round again.
+#[derive(Clone, Debug)]
+pub struct Continue {
+    pub outcome: Outcome,
+    pub status: Option<StatusCtx>,
+    pub readiness: bool,
+    pub classified: bool,
+    pub err_arm: Option<Span>,
+    /// The `continue`, the recursive call, or the end of the body.
+    pub span: Span,
+}
+
+/// How the body of a candidate behaves.
+#[derive(Clone, Debug, Default)]
+pub struct FlowResult {
+    pub success_exit: bool,
+    pub continues: Vec<Continue>,
+    /// An exit guarded by an attempt counter, a clock or a schedule.
+    pub bounded_by: Option<BoundKind>,
+    /// Names of the operations whose results were tested (`send`, `connect`, `compare_exchange`).
+    pub tested_ops: Vec<String>,
+    /// The expressions whose results were tested.
+    pub tested_exprs: Vec<Span>,
+    /// Whether any exit exists at all.
+    pub any_exit: bool,
+}
+
+/// Where the candidate's "go round again" comes from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Mode<'n> {
+    Loop,
+    /// A function calling itself: the name, and whether calls are `self.name(..)`.
+    Recursion(&'n str),
+}
+
+pub struct Flow<'a, 'c> {
+    pub index: &'c LineIndex<'a>,
+    pub status: &'c StatusEval<'a, 'c>,
+    pub facts: &'c LoopFacts<'a>,
+    /// The candidate loop's label (`'retry`), without the quote.
+    pub label: Option<String>,
+    pub mode: Mode<'c>,
+    /// Places in a `while` condition: assigning them leaves the loop.
+    pub flag_vars: Vec<String>,
+    depth: usize,
+    pub result: FlowResult,
+}
+
+const MAX_STATES: usize = 48;
+
+fn merge(mut v: Vec<PathState>) -> Vec<PathState> {
+    let mut out: Vec<PathState> = Vec::with_capacity(v.len());
+    for s in v.drain(..) {
+        if !out.contains(&s) {
+            out.push(s);
+        }
+    }
+    if out.len() > MAX_STATES {
+        let mut rest = out.split_off(MAX_STATES - 1);
+        let mut m = rest
+            .pop()
+            .unwrap_or_else(|| PathState::start(Outcome::Mixed));
+        for s in rest {
+            m.outcome = m.outcome.or(s.outcome);
+            m.readiness &= s.readiness;
+            m.classified &= s.classified;
+            m.status = match (m.status, s.status) {
+                (Some(a), Some(b)) => Some(StatusCtx {
+                    set: a.set.union(b.set),
+                    ..a
+                }),
+                _ => None,
+            };
+        }
+        out.push(m);
+    }
+    out
+}
+
+/// What a condition says on each side.
+struct CondInfo {
+    then_o: Outcome,
+    else_o: Outcome,
+    then_set: Option<StatusSet>,
+    else_set: Option<StatusSet>,
+    readiness: bool,
+}
+
+impl<'a, 'c> Flow<'a, 'c> {
+    pub fn new(
+        index: &'c LineIndex<'a>,
+        status: &'c StatusEval<'a, 'c>,
+        facts: &'c LoopFacts<'a>,
+        label: Option<String>,
+        mode: Mode<'c>,
+    ) -> Self {
+        Flow {
+            index,
+            status,
+            facts,
+            label,
+            mode,
+            flag_vars: Vec::new(),
+            depth: 0,
+            result: FlowResult::default(),
+        }
+    }
+
+    /// Walks a loop body entered with `outcome` (Failure for `while res.is_err()`).
+    pub fn run_loop_body(&mut self, body: &'a Block, outcome: Outcome, end: Span) {
+        let out = self.block(body, vec![PathState::start(outcome)]);
+        self.record_continue(out, end);
+    }
+
+    /// Walks a function body for self-calls; falling off the end returns.
+    pub fn run_fn_body(&mut self, body: &'a Block) {
+        let out = self.block(body, vec![PathState::start(Outcome::Neutral)]);
+        self.record_exit(&out);
+    }
+
+    fn record_exit(&mut self, states: &[PathState]) {
+        if states.is_empty() {
+            return;
+        }
+        self.result.any_exit = true;
+        if states
+            .iter()
+            .any(|s| matches!(s.outcome, Outcome::Success | Outcome::Mixed))
+        {
+            self.result.success_exit = true;
+        }
+        // Only a path that leaves without success can be the limit (`Ok(v) => return v` is not).
+        for s in states {
+            if s.outcome != Outcome::Success {
+                if let Some(kind) = s.bound {
+                    self.result.bounded_by = Some(kind);
+                }
+            }
+        }
+    }
+
+    /// Marks the paths that passed a test of a counter, a clock or a schedule.
+    fn hint(states: &mut [PathState], kind: Option<BoundKind>) {
+        if let Some(k) = kind {
+            for s in states {
+                s.bound = Some(k);
+            }
+        }
+    }
+
+    /// Whether a guard on an exit limits the retries: an attempt counter, a clock, a schedule.
+    fn bound_kind_of(&self, guard: &Expr) -> Option<BoundKind> {
+        let mut kind = None;
+        for_each_name(guard, &mut |name, is_call| {
+            if kind.is_some() {
+                return;
+            }
+            if self.facts.counters.contains(name) || (!is_call && names::is_counter_name(name)) {
+                kind = Some(BoundKind::Counter);
+            } else if (!is_call && names::is_time_name(name))
+                || (is_call
+                    && matches!(
+                        name,
+                        "elapsed"
+                            | "duration_since"
+                            | "saturating_duration_since"
+                            | "checked_duration_since"
+                            | "is_expired"
+                            | "has_elapsed"
+                            | "is_elapsed"
+                            | "remaining"
+                            | "time_left"
+                            | "expired"
+                    ))
+            {
+                kind = Some(BoundKind::Deadline);
+            } else if is_call
+                && matches!(
+                    name,
+                    "next" | "next_backoff" | "next_delay" | "next_retry" | "next_interval"
+                )
+            {
+                kind = Some(BoundKind::Schedule);
+            }
+        });
+        if kind.is_none() {
+            // `x >= self.max_retries` style: any comparison against a place mutated by a count step.
+            for c in &self.facts.counters {
+                if mentions(guard, c) {
+                    return Some(BoundKind::Counter);
+                }
+            }
+        }
+        kind
+    }
+
+    fn record_continue(&mut self, states: Vec<PathState>, span: Span) {
+        for s in states {
+            self.result.continues.push(Continue {
+                outcome: s.outcome,
+                status: s.status,
+                readiness: s.readiness,
+                classified: s.classified,
+                err_arm: s.err_arm.map(|(sp, _)| sp),
+                span,
+            });
+        }
+    }
+
+    fn targets_candidate(&self, label: Option<&syn::Lifetime>) -> bool {
+        match label {
+            Some(l) => self.label.as_deref() == Some(&l.ident.to_string()),
+            None => self.depth == 0,
+        }
+    }
+
+    fn block(&mut self, block: &'a Block, mut states: Vec<PathState>) -> Vec<PathState> {
+        for stmt in &block.stmts {
+            if states.is_empty() {
+                break;
+            }
+            states = self.stmt(stmt, states);
+        }
+        states
+    }
+
+    fn stmt(&mut self, stmt: &'a Stmt, states: Vec<PathState>) -> Vec<PathState> {
+        match stmt {
+            Stmt::Local(l) => {
+                let Some(init) = &l.init else {
+                    return states;
+                };
+                let states = self.expr(&init.expr, states);
+                match &init.diverge {
+                    Some((_, else_expr)) => {
+                        // let Ok(x) = op() else { ... };  /  let Some(d) = delays.next() else { .. };
+                        let pat_o = pat_outcome(&l.pat).unwrap_or(Outcome::Neutral);
+                        self.note_tested(&init.expr, pat_o);
+                        let mut else_states = self.refined(&states, pat_o.negate(), None);
+                        Self::hint(&mut else_states, self.bound_kind_of(&init.expr));
+                        let _ = self.expr(else_expr, else_states);
+                        self.refined(&states, pat_o, None)
+                    }
+                    None => states,
+                }
+            }
+            Stmt::Expr(e, _) => self.expr(e, states),
+            Stmt::Macro(m) => self.mac(&m.mac, states),
+            Stmt::Item(_) => states,
+        }
+    }
+
+    fn refined(
+        &self,
+        states: &[PathState],
+        o: Outcome,
+        set: Option<(StatusSet, Span, String)>,
+    ) -> Vec<PathState> {
+        states
+            .iter()
+            .map(|s| {
+                let mut s = s.clone();
+                s.outcome = s.outcome.refine(o);
+                if let Some((set, span, reason)) = &set {
+                    let prev = s.status.as_ref().map_or(StatusSet::all(), |c| c.set);
+                    s.status = Some(StatusCtx {
+                        set: prev.intersect(*set),
+                        span: *span,
+                        reason: reason.clone(),
+                    });
+                    s.outcome = s.outcome.refine(Outcome::of_statuses(*set));
+                }
+                if o == Outcome::Success {
+                    s.err_arm = None;
+                }
+                s
+            })
+            .collect()
+    }
+
+    fn expr(&mut self, e: &'a Expr, states: Vec<PathState>) -> Vec<PathState> {
+        if states.is_empty() {
+            return states;
+        }
+        match e {
+            Expr::Return(r) => {
+                let states = match &r.expr {
+                    Some(x) => self.expr(x, states),
+                    None => states,
+                };
+                self.record_exit(&states);
+                Vec::new()
+            }
+            Expr::Break(b) => {
+                let states = match &b.expr {
+                    Some(x) => self.expr(x, states),
+                    None => states,
+                };
+                if self.targets_candidate(b.label.as_ref()) {
+                    self.record_exit(&states);
+                } else if b.label.is_some() && self.depth == 0 {
+                    // Breaks out of an enclosing block or loop: leaves the candidate too.
+                    self.record_exit(&states);
+                }
+                Vec::new()
+            }
+            Expr::Continue(c) => {
+                if self.targets_candidate(c.label.as_ref()) {
+                    self.record_continue(states, self.index.of(c));
+                } else if c.label.is_some() && self.depth == 0 {
+                    // Continues an outer loop: leaves this one.
+                    self.record_exit(&states);
+                }
+                Vec::new()
+            }
+            Expr::If(i) => self.if_expr(i, states),
+            Expr::Match(m) => self.match_expr(m, states),
+            Expr::Block(b) => self.block(&b.block, states),
+            Expr::Unsafe(b) => self.block(&b.block, states),
+            Expr::Loop(l) => {
+                self.depth += 1;
+                let _ = self.block(&l.body, states.clone());
+                self.depth -= 1;
+                states
+            }
+            Expr::While(w) => {
+                let states = self.expr(&w.cond, states);
+                self.depth += 1;
+                let _ = self.block(&w.body, states.clone());
+                self.depth -= 1;
+                states
+            }
+            Expr::ForLoop(f) => {
+                let states = self.expr(&f.expr, states);
+                self.depth += 1;
+                let _ = self.block(&f.body, states.clone());
+                self.depth -= 1;
+                states
+            }
+            Expr::Closure(_) | Expr::Async(_) | Expr::Const(_) => states,
+            Expr::Macro(m) => self.mac(&m.mac, states),
+            Expr::Call(c) => {
+                let mut states = self.expr(&c.func, states);
+                for a in &c.args {
+                    states = self.expr(a, states);
+                }
+                if let Mode::Recursion(name) = self.mode {
+                    if names::callee_path(&c.func).is_some_and(|p| is_self_call_path(p, name)) {
+                        return self.recursive_call(e, states);
+                    }
+                }
+                states
+            }
+            Expr::MethodCall(m) => {
+                let mut states = self.expr(&m.receiver, states);
+                for a in &m.args {
+                    states = self.expr(a, states);
+                }
+                if let Mode::Recursion(name) = self.mode {
+                    if m.method == name
+                        && matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self"))
+                    {
+                        return self.recursive_call(e, states);
+                    }
+                }
+                states
+            }
+            Expr::Assign(a) => {
+                let states = self.expr(&a.right, states);
+                if let Some(k) = place_key(&a.left) {
+                    if self.flag_vars.contains(&k) && self.depth == 0 {
+                        self.record_exit(&states);
+                        return Vec::new();
+                    }
+                }
+                states
+            }
+            Expr::Try(t) => {
+                let states = self.expr(&t.expr, states);
+                // `attempts.checked_sub(1).ok_or(Error::GaveUp)?` leaves when the count runs out.
+                if let Some(kind) = self.bound_kind_of(&t.expr) {
+                    if kind != BoundKind::Schedule || mentions_call(&t.expr) {
+                        self.result.bounded_by = Some(kind);
+                    }
+                }
+                states
+            }
+            Expr::Await(a) => self.expr(&a.base, states),
+            Expr::Binary(b) => {
+                let states = self.expr(&b.left, states);
+                self.expr(&b.right, states)
+            }
+            Expr::Paren(p) => self.expr(&p.expr, states),
+            Expr::Group(g) => self.expr(&g.expr, states),
+            Expr::Reference(r) => self.expr(&r.expr, states),
+            Expr::Unary(u) => self.expr(&u.expr, states),
+            Expr::Cast(c) => self.expr(&c.expr, states),
+            Expr::Field(f) => self.expr(&f.base, states),
+            Expr::Let(l) => self.expr(&l.expr, states),
+            Expr::Tuple(t) => t.elems.iter().fold(states, |s, e| self.expr(e, s)),
+            Expr::Array(a) => a.elems.iter().fold(states, |s, e| self.expr(e, s)),
+            Expr::Struct(s) => s.fields.iter().fold(states, |st, f| self.expr(&f.expr, st)),
+            _ => states,
+        }
+    }
+
+    fn recursive_call(&mut self, call: &'a Expr, states: Vec<PathState>) -> Vec<PathState> {
+        let (fail, rest): (Vec<PathState>, Vec<PathState>) =
+            states.into_iter().partition(|s| s.outcome.may_fail());
+        self.record_continue(fail, self.index.of(call));
+        rest
+    }
+
+    fn mac(&mut self, mac: &'a syn::Macro, states: Vec<PathState>) -> Vec<PathState> {
+        let name = names::last(&mac.path).unwrap_or_default();
+        match name.as_str() {
+            "panic" | "unreachable" | "todo" | "unimplemented" | "bail" | "throw" => {
+                let failing = self.refined(&states, Outcome::Failure, None);
+                self.record_exit(&failing);
+                Vec::new()
+            }
+            "ensure" => {
+                // ensure!(attempt < MAX, ..) leaves when the condition fails.
+                if let Ok(args) = mac.parse_body_with(
+                    syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated,
+                ) {
+                    if let Some(first) = args.first() {
+                        let text = quote::ToTokens::to_token_stream(first).to_string();
+                        if text
+                            .split(|c: char| !c.is_alphanumeric() && c != '_')
+                            .any(|w| self.facts.counters.contains(w) || names::is_counter_name(w))
+                        {
+                            self.result.bounded_by = Some(BoundKind::Counter);
+                        } else if text
+                            .split(|c: char| !c.is_alphanumeric() && c != '_')
+                            .any(names::is_time_name)
+                        {
+                            self.result.bounded_by = Some(BoundKind::Deadline);
+                        }
+                    }
+                }
+                states
+            }
+            _ => states,
+        }
+    }
+
+    fn if_expr(&mut self, i: &'a syn::ExprIf, states: Vec<PathState>) -> Vec<PathState> {
+        let states = self.expr(&i.cond, states);
+        let info = self.cond_info(&i.cond);
+        let span = self.index.of(&i.cond);
+        let cond_text = short(self.index.text(span));
+        let classified = self.mentions_err(&states, &i.cond);
+        let then_set = info.then_set.map(|s| (s, span, format!("`{cond_text}`")));
+        let else_span = i
+            .else_branch
+            .as_ref()
+            .map_or(span, |(tok, _)| self.index.of(tok));
+        let else_set = info
+            .else_set
+            .map(|s| (s, else_span, format!("everything that fails `{cond_text}`")));
+        let mut then_states = self.refined(&states, info.then_o, then_set);
+        let mut else_states = self.refined(&states, info.else_o, else_set);
+        for s in &mut then_states {
+            s.readiness |= info.readiness;
+            s.classified |= classified;
+        }
+        for s in &mut else_states {
+            s.classified |= classified;
+        }
+        let bound = self.bound_kind_of(&i.cond);
+        Self::hint(&mut then_states, bound);
+        Self::hint(&mut else_states, bound);
+        let mut out = self.block(&i.then_branch, then_states);
+        let else_out = match &i.else_branch {
+            Some((_, e)) => self.expr(e, else_states),
+            None => else_states,
+        };
+        out.extend(else_out);
+        merge(out)
+    }
+
+    fn match_expr(&mut self, m: &'a syn::ExprMatch, states: Vec<PathState>) -> Vec<PathState> {
+        let states = self.expr(&m.expr, states);
+        let is_status = self.status.is_status_expr(&m.expr)
+            || m.arms.iter().any(|a| {
+                self.status
+                    .pattern(&a.pat)
+                    .is_some_and(|s| !s.is_empty() && has_status_path(&a.pat))
+            });
+        let classified = self.mentions_err(&states, &m.expr);
+        let mut seen_ok = false;
+        let mut seen_err = false;
+        let mut remaining = StatusSet::all();
+        // `match delays.next() { Some(d) => .., None => return Err(e) }`: a schedule.
+        let scrutinee_bound = self
+            .bound_kind_of(&m.expr)
+            .filter(|k| *k == BoundKind::Schedule);
+        // Guards of earlier arms govern later arms (negated).
+        let mut earlier_bound: Option<BoundKind> = None;
+        let mut earlier_err_guard = false;
+        let mut out = Vec::new();
+        for arm in &m.arms {
+            let pat_o = pat_outcome(&arm.pat);
+            let catch_all = is_catch_all(&arm.pat);
+            let mut o = match pat_o {
+                Some(o) => o,
+                None if catch_all => match (seen_ok, seen_err) {
+                    (true, false) => Outcome::Failure,
+                    (false, true) => Outcome::Success,
+                    _ => Outcome::Neutral,
+                },
+                None => Outcome::Neutral,
+            };
+            if matches!(pat_o, Some(Outcome::Success | Outcome::Failure)) {
+                self.note_tested(&m.expr, o);
+            }
+            let mut readiness = pat_mentions_readiness(&arm.pat);
+            let pat_span = self.index.of(&arm.pat);
+            let mut set: Option<(StatusSet, Span, String)> = None;
+            if is_status {
+                let s = self
+                    .status
+                    .pattern(&arm.pat)
+                    .unwrap_or(remaining)
+                    .intersect(remaining);
+                let reason = if catch_all {
+                    format!("the catch-all arm `{}`", short(self.index.text(pat_span)))
+                } else {
+                    format!("`{}`", short(self.index.text(pat_span)))
+                };
+                set = Some((s, pat_span, reason));
+            }
+            let mut arm_classified =
+                classified || (earlier_err_guard && pat_o == Some(Outcome::Failure));
+            let mut arm_bound = scrutinee_bound.or(earlier_bound);
+            if let Some((_, g)) = &arm.guard {
+                if let Some(k) = self.bound_kind_of(g) {
+                    arm_bound = Some(k);
+                    earlier_bound = Some(k);
+                }
+                if pat_o == Some(Outcome::Failure) {
+                    earlier_err_guard = true;
+                }
+                let gi = self.cond_info(g);
+                o = o.refine(gi.then_o);
+                readiness |= gi.readiness;
+                arm_classified = true;
+                if let Some(gs) = gi.then_set {
+                    let g_span = self.index.of(&**g);
+                    let reason = format!("`{}`", short(self.index.text(g_span)));
+                    set = Some(match set {
+                        Some((s, _, _)) => (s.intersect(gs), g_span, reason),
+                        None => (gs, g_span, reason),
+                    });
+                }
+            } else if let Some((s, _, _)) = &set {
+                remaining = remaining.intersect(s.complement());
+            }
+            if arm.guard.is_none() {
+                match pat_o {
+                    Some(Outcome::Success) => seen_ok = true,
+                    Some(Outcome::Failure) => seen_err = true,
+                    _ => {}
+                }
+            }
+            let err_arm = (pat_o == Some(Outcome::Failure) && arm.guard.is_none()).then(|| {
+                let mut b = Vec::new();
+                super::values::pat_bindings(&arm.pat, &mut b);
+                (pat_span, b.into_iter().next())
+            });
+            let mut arm_states = self.refined(&states, o, set);
+            for s in &mut arm_states {
+                s.readiness |= readiness;
+                s.classified |= arm_classified;
+                if err_arm.is_some() {
+                    s.err_arm.clone_from(&err_arm);
+                }
+            }
+            Self::hint(&mut arm_states, arm_bound);
+            let res = self.expr(&arm.body, arm_states);
+            out.extend(res);
+        }
+        merge(out)
+    }
+
+    /// Whether a condition inspects the error bound by the enclosing `Err(e)` arm.
+    fn mentions_err(&self, states: &[PathState], cond: &Expr) -> bool {
+        states.iter().any(|s| {
+            s.err_arm
+                .as_ref()
+                .and_then(|(_, b)| b.as_ref())
+                .is_some_and(|b| mentions(cond, b))
+        })
+    }
+
+    fn note_tested(&mut self, scrutinee: &Expr, o: Outcome) {
+        if !matches!(o, Outcome::Success | Outcome::Failure) {
+            return;
+        }
+        if let Some(op) = operation_name(scrutinee) {
+            self.result.tested_ops.push(op);
+        }
+        self.result.tested_exprs.push(self.index.of(scrutinee));
+    }
+
+    fn cond_info(&mut self, cond: &'a Expr) -> CondInfo {
+        let readiness = mentions_readiness(cond);
+        let mut info = match cond {
+            Expr::Paren(p) => return self.cond_info(&p.expr),
+            Expr::Group(g) => return self.cond_info(&g.expr),
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Not(_)) => {
+                let i = self.cond_info(&u.expr);
+                CondInfo {
+                    then_o: i.else_o,
+                    else_o: i.then_o,
+                    then_set: i.else_set,
+                    else_set: i.then_set,
+                    readiness: false,
+                }
+            }
+            Expr::Binary(b) if matches!(b.op, syn::BinOp::And(_) | syn::BinOp::Or(_)) => {
+                let l = self.cond_info(&b.left);
+                let r = self.cond_info(&b.right);
+                let and = matches!(b.op, syn::BinOp::And(_));
+                let (then_o, else_o) = if and {
+                    (l.then_o.and(r.then_o), l.else_o.or(r.else_o))
+                } else {
+                    (l.then_o.or(r.then_o), l.else_o.and(r.else_o))
+                };
+                CondInfo {
+                    then_o,
+                    else_o,
+                    then_set: None,
+                    else_set: None,
+                    readiness: l.readiness || r.readiness,
+                }
+            }
+            Expr::Let(l) => {
+                let o = pat_outcome(&l.pat).unwrap_or(Outcome::Neutral);
+                self.note_tested(&l.expr, o);
+                CondInfo {
+                    then_o: o,
+                    else_o: o.negate(),
+                    then_set: None,
+                    else_set: None,
+                    readiness: pat_mentions_readiness(&l.pat),
+                }
+            }
+            Expr::MethodCall(mc) => {
+                let o = match mc.method.to_string().as_str() {
+                    "is_ok" => Outcome::Success,
+                    "is_err" => Outcome::Failure,
+                    _ => Outcome::Neutral,
+                };
+                self.note_tested(&mc.receiver, o);
+                CondInfo {
+                    then_o: o,
+                    else_o: o.negate(),
+                    then_set: None,
+                    else_set: None,
+                    readiness: false,
+                }
+            }
+            Expr::Macro(m) if names::last(&m.mac.path).as_deref() == Some("matches") => {
+                let o = super::status::parse_matches(&m.mac)
+                    .and_then(|(_, p)| pat_outcome(&p))
+                    .unwrap_or(Outcome::Neutral);
+                CondInfo {
+                    then_o: o,
+                    else_o: o.negate(),
+                    then_set: None,
+                    else_set: None,
+                    readiness: false,
+                }
+            }
+            _ => CondInfo {
+                then_o: Outcome::Neutral,
+                else_o: Outcome::Neutral,
+                then_set: None,
+                else_set: None,
+                readiness: false,
+            },
+        };
+        if let Some(sets) = self.status.cond(cond) {
+            if sets.then != StatusSet::all() || sets.other != StatusSet::all() {
+                info.then_set = Some(sets.then);
+                info.else_set = Some(sets.other);
+                info.then_o = info.then_o.refine(Outcome::of_statuses(sets.then));
+                info.else_o = info.else_o.refine(Outcome::of_statuses(sets.other));
+            }
+        }
+        info.readiness |= readiness;
+        info
+    }
+}
+
+/// `Ok(..)` → Success, `Err(..)` → Failure, looking through `Some(..)`, `Poll::Ready(..)`, refs.
+#[must_use]
+pub fn pat_outcome(pat: &Pat) -> Option<Outcome> {
+    match pat {
+        Pat::TupleStruct(t) => {
+            let last = names::last(&t.path)?;
+            match last.as_str() {
+                "Ok" => Some(Outcome::Success),
+                "Err" => Some(Outcome::Failure),
+                _ if t.elems.len() == 1 => pat_outcome(&t.elems[0]),
+                _ => None,
+            }
+        }
+        Pat::Or(o) => {
+            let mut acc: Option<Outcome> = None;
+            for c in &o.cases {
+                let co = pat_outcome(c)?;
+                acc = Some(acc.map_or(co, |a| if a == co { a } else { Outcome::Mixed }));
+            }
+            acc
+        }
+        Pat::Reference(r) => pat_outcome(&r.pat),
+        Pat::Paren(p) => pat_outcome(&p.pat),
+        Pat::Ident(i) => i.subpat.as_ref().and_then(|(_, p)| pat_outcome(p)),
+        _ => None,
+    }
+}
+
+fn is_catch_all(pat: &Pat) -> bool {
+    match pat {
+        Pat::Wild(_) => true,
+        Pat::Ident(i) => i.subpat.is_none() && !is_const_like(&i.ident.to_string()),
+        _ => false,
+    }
+}
+
+fn is_const_like(name: &str) -> bool {
+    name.chars().next().is_some_and(char::is_uppercase)
+}
+
+fn has_status_path(pat: &Pat) -> bool {
+    let t = quote::ToTokens::to_token_stream(pat).to_string();
+    t.contains("StatusCode")
+        || t.split_whitespace()
+            .any(|w| names::status_const(w).is_some())
+}
+
+fn pat_mentions_readiness(pat: &Pat) -> bool {
+    let t = quote::ToTokens::to_token_stream(pat).to_string();
+    t.split(|c: char| !c.is_alphanumeric() && c != '_')
+        .any(names::is_readiness_error)
+}
+
+fn mentions_readiness(e: &Expr) -> bool {
+    let t = quote::ToTokens::to_token_stream(e).to_string();
+    t.split(|c: char| !c.is_alphanumeric() && c != '_')
+        .any(names::is_readiness_error)
+}
+
+fn mentions_call(e: &Expr) -> bool {
+    matches!(e, Expr::MethodCall(_) | Expr::Call(_))
+}
+
+fn is_self_call_path(p: &syn::Path, name: &str) -> bool {
+    let segs = names::segments(p);
+    match segs.as_slice() {
+        [one] => one == name,
+        [first, second] => first == "Self" && second == name,
+        _ => false,
+    }
+}
+
+/// The operation whose result is tested: `client.get(u).send().await` → `send`.
+#[must_use]
+pub fn operation_name(e: &Expr) -> Option<String> {
+    match e {
+        Expr::MethodCall(m) => {
+            let n = m.method.to_string();
+            if matches!(
+                n.as_str(),
+                "map_err"
+                    | "ok"
+                    | "err"
+                    | "as_ref"
+                    | "as_mut"
+                    | "context"
+                    | "with_context"
+                    | "into_future"
+                    | "boxed"
+                    | "map"
+                    | "and_then"
+                    | "await"
+            ) {
+                operation_name(&m.receiver).or(Some(n))
+            } else {
+                Some(n)
+            }
+        }
+        Expr::Call(c) => names::callee_path(&c.func).and_then(names::last),
+        Expr::Await(a) => operation_name(&a.base),
+        Expr::Try(t) => operation_name(&t.expr),
+        Expr::Paren(p) => operation_name(&p.expr),
+        Expr::Reference(r) => operation_name(&r.expr),
+        Expr::Path(_) => None,
+        _ => None,
+    }
+}
+
+/// Calls `f(name, is_call)` for every identifier, field name and method name in an expression.
+pub fn for_each_name(e: &Expr, f: &mut dyn FnMut(&str, bool)) {
+    use syn::visit::Visit;
+    struct V<'f> {
+        f: &'f mut dyn FnMut(&str, bool),
+    }
+    impl<'ast> Visit<'ast> for V<'_> {
+        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            (self.f)(&m.method.to_string(), true);
+            syn::visit::visit_expr_method_call(self, m);
+        }
+        fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+            if let Some(p) = names::callee_path(&c.func) {
+                for s in &p.segments {
+                    (self.f)(&s.ident.to_string(), true);
+                }
+            } else {
+                self.visit_expr(&c.func);
+            }
+            for a in &c.args {
+                self.visit_expr(a);
+            }
+        }
+        fn visit_path(&mut self, p: &'ast syn::Path) {
+            for s in &p.segments {
+                (self.f)(&s.ident.to_string(), false);
+            }
+        }
+        fn visit_member(&mut self, m: &'ast syn::Member) {
+            if let syn::Member::Named(i) = m {
+                (self.f)(&i.to_string(), false);
+            }
+        }
+        fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+    }
+    let mut v = V { f };
+    v.visit_expr(e);
+}
+
+/// A short, one-line rendering of source text for messages.
+#[must_use]
+pub fn short(text: &str) -> String {
+    let one: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one.chars().count() > 60 {
+        let cut: String = one.chars().take(57).collect();
+        format!("{cut}...")
+    } else {
+        one
+    }
+}
+
+/// The span of a node (re-exported for the site builder).
+pub fn span_of<T: Spanned>(index: &LineIndex<'_>, node: &T) -> Span {
+    index.of(node)
+}

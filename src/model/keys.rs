@@ -1,0 +1,381 @@
+//! Keys made per attempt: a fresh `Uuid::new_v4()` (or ULID, nanoid, timestamp, random string)
+//! that ends up as an idempotency/request/dedup key, inside the code that runs once per attempt.
+
+use std::collections::HashMap;
+
+use proc_macro2::{TokenStream, TokenTree};
+use syn::visit::Visit;
+use syn::{Expr, Lit};
+
+use super::names;
+use super::scope::FileScope;
+use super::span::LineIndex;
+use super::PerAttemptKey;
+use crate::diagnostic::Span;
+
+/// A fresh-value constructor found in the code.
+#[derive(Clone)]
+struct Fresh {
+    span: Span,
+    name: &'static str,
+}
+
+/// Finds keys made in `body` (a loop body, a closure passed to a retry helper, a `#[retryable]`
+/// function) and sent as a key. Calls to functions of this file that make and send a key are
+/// followed one level.
+pub fn per_attempt_keys<'a, T: KeyScan<'a>>(
+    body: T,
+    file: &FileScope<'a>,
+    index: &LineIndex<'a>,
+    current_fn: &str,
+) -> Vec<PerAttemptKey> {
+    let mut s = Scanner {
+        file,
+        index,
+        bindings: HashMap::new(),
+        keys: Vec::new(),
+        follow: true,
+        current_fn,
+    };
+    body.scan(&mut s);
+    // Bindings are collected in source order; a second pass sees sinks that use earlier lets.
+    body.scan(&mut s);
+    let mut keys = s.keys;
+    keys.sort_by_key(|k| k.span.start);
+    keys.dedup_by_key(|k| k.span.start);
+    keys
+}
+
+/// A node keys can be scanned in.
+pub trait KeyScan<'a>: Copy {
+    fn scan(self, s: &mut Scanner<'a, '_>);
+}
+
+impl<'a> KeyScan<'a> for &'a syn::Block {
+    fn scan(self, s: &mut Scanner<'a, '_>) {
+        s.visit_block(self);
+    }
+}
+
+impl<'a> KeyScan<'a> for &'a Expr {
+    fn scan(self, s: &mut Scanner<'a, '_>) {
+        s.visit_expr(self);
+    }
+}
+
+pub struct Scanner<'a, 'c> {
+    file: &'c FileScope<'a>,
+    index: &'c LineIndex<'a>,
+    /// Local name → the fresh value it holds.
+    bindings: HashMap<String, Fresh>,
+    keys: Vec<PerAttemptKey>,
+    /// Follow calls into local functions (off inside a followed function).
+    follow: bool,
+    /// The function being analysed: a call to it is recursion, not a helper.
+    current_fn: &'c str,
+}
+
+impl<'a> Scanner<'a, '_> {
+    /// The fresh value an expression carries, directly or through a binding.
+    fn fresh_in(&self, e: &'a Expr) -> Option<Fresh> {
+        struct F<'s, 'a, 'c> {
+            s: &'s Scanner<'a, 'c>,
+            found: Option<Fresh>,
+        }
+        impl<'ast> Visit<'ast> for F<'_, '_, '_> {
+            fn visit_expr(&mut self, e: &'ast Expr) {
+                if self.found.is_some() {
+                    return;
+                }
+                match e {
+                    Expr::Call(c) => {
+                        if let Some(p) = names::callee_path(&c.func) {
+                            let full = self.s.file.resolve(p);
+                            if let Some(name) = names::key_constructor(&full) {
+                                self.found = Some(Fresh {
+                                    span: self.s.index.of(e),
+                                    name,
+                                });
+                                return;
+                            }
+                        }
+                    }
+                    Expr::MethodCall(m) => {
+                        let n = m.method.to_string();
+                        if names::is_random_key_method(&n) && receiver_is_rng(&m.receiver) {
+                            self.found = Some(Fresh {
+                                span: self.s.index.of(e),
+                                name: "a random string",
+                            });
+                            return;
+                        }
+                    }
+                    Expr::Macro(m) => {
+                        if let Some(name) =
+                            names::last(&m.mac.path).and_then(|n| names::key_constructor_macro(&n))
+                        {
+                            self.found = Some(Fresh {
+                                span: self.s.index.of(e),
+                                name,
+                            });
+                            return;
+                        }
+                        if let Some(f) = self.s.fresh_in_tokens(&m.mac.tokens) {
+                            self.found = Some(f);
+                            return;
+                        }
+                    }
+                    Expr::Path(p) if p.path.segments.len() == 1 => {
+                        let id = p.path.segments[0].ident.to_string();
+                        if let Some(f) = self.s.bindings.get(&id) {
+                            self.found = Some(f.clone());
+                            return;
+                        }
+                    }
+                    Expr::Closure(_) => return,
+                    _ => {}
+                }
+                syn::visit::visit_expr(self, e);
+            }
+        }
+        let mut f = F {
+            s: self,
+            found: None,
+        };
+        f.visit_expr(e);
+        f.found
+    }
+
+    /// A constructor written inside a macro's tokens (`json!({"idempotency_key": Uuid::new_v4()})`,
+    /// `format!("{}", Uuid::new_v4())`).
+    fn fresh_in_tokens(&self, tokens: &TokenStream) -> Option<Fresh> {
+        let trees: Vec<TokenTree> = tokens.clone().into_iter().collect();
+        for (i, t) in trees.iter().enumerate() {
+            match t {
+                TokenTree::Ident(id) => {
+                    let s = id.to_string();
+                    // Path ending at this ident: look back over `::` pairs.
+                    let mut path = vec![s.clone()];
+                    let mut j = i;
+                    while j >= 3 {
+                        match (&trees[j - 1], &trees[j - 2], &trees[j - 3]) {
+                            (TokenTree::Punct(a), TokenTree::Punct(b), TokenTree::Ident(prev))
+                                if a.as_char() == ':' && b.as_char() == ':' =>
+                            {
+                                path.insert(0, prev.to_string());
+                                j -= 3;
+                            }
+                            _ => break,
+                        }
+                    }
+                    let is_call = matches!(trees.get(i + 1), Some(TokenTree::Group(g)) if g.delimiter() == proc_macro2::Delimiter::Parenthesis);
+                    if is_call {
+                        let full = self.resolve_segments(&path);
+                        if let Some(name) = names::key_constructor(&full) {
+                            return Some(Fresh {
+                                span: self.index.span(id.span()),
+                                name,
+                            });
+                        }
+                    } else if path.len() == 1 {
+                        if let Some(f) = self.bindings.get(&s) {
+                            return Some(f.clone());
+                        }
+                    }
+                }
+                TokenTree::Group(g) => {
+                    if let Some(f) = self.fresh_in_tokens(&g.stream()) {
+                        return Some(f);
+                    }
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+
+    fn resolve_segments(&self, segs: &[String]) -> Vec<String> {
+        match segs.first().and_then(|f| self.file.uses.get(f)) {
+            Some(full) => full
+                .iter()
+                .cloned()
+                .chain(segs.iter().skip(1).cloned())
+                .collect(),
+            None => segs.to_vec(),
+        }
+    }
+
+    fn report(&mut self, fresh: Fresh, used_as: String, via: Option<Span>, at: Option<Span>) {
+        let span = at.unwrap_or(fresh.span);
+        self.keys.push(PerAttemptKey {
+            span,
+            constructor: fresh.name.to_owned(),
+            used_as,
+            via: via.or(at.map(|_| fresh.span)),
+        });
+    }
+
+    /// `json!({"idempotency_key": key})`: a key-named string followed by a fresh value.
+    fn key_in_macro(&mut self, tokens: &TokenStream) {
+        let trees: Vec<TokenTree> = tokens.clone().into_iter().collect();
+        for (i, t) in trees.iter().enumerate() {
+            let name = match t {
+                TokenTree::Literal(l) => l.to_string().trim_matches('"').to_owned(),
+                TokenTree::Ident(id) => id.to_string(),
+                TokenTree::Group(g) => {
+                    self.key_in_macro(&g.stream());
+                    continue;
+                }
+                TokenTree::Punct(_) => continue,
+            };
+            if !names::is_key_name(&name) {
+                continue;
+            }
+            let rest: TokenStream = trees[i + 1..]
+                .iter()
+                .take_while(|t| !matches!(t, TokenTree::Punct(p) if p.as_char() == ','))
+                .cloned()
+                .collect();
+            if let Some(f) = self.fresh_in_tokens(&rest) {
+                self.report(f, format!("`{name}`"), None, None);
+            }
+        }
+    }
+}
+
+fn receiver_is_rng(e: &Expr) -> bool {
+    let t = quote::ToTokens::to_token_stream(e)
+        .to_string()
+        .to_ascii_lowercase();
+    t.contains("rng") || t.contains("alphanumeric") || t.contains("rand")
+}
+
+fn header_name(e: &Expr) -> Option<String> {
+    match e {
+        Expr::Lit(l) => match &l.lit {
+            Lit::Str(s) => Some(s.value()),
+            _ => None,
+        },
+        Expr::Path(p) => names::last(&p.path),
+        Expr::Call(c) => c.args.first().and_then(header_name),
+        Expr::MethodCall(m) => {
+            header_name(&m.receiver).or_else(|| m.args.first().and_then(header_name))
+        }
+        Expr::Reference(r) => header_name(&r.expr),
+        Expr::Paren(p) => header_name(&p.expr),
+        _ => None,
+    }
+}
+
+impl<'a> Visit<'a> for Scanner<'a, '_> {
+    fn visit_local(&mut self, l: &'a syn::Local) {
+        if let Some(init) = &l.init {
+            let mut bound = Vec::new();
+            super::values::pat_bindings(&l.pat, &mut bound);
+            if let Some(f) = self.fresh_in(&init.expr) {
+                for b in &bound {
+                    if names::is_strong_key_name(b) {
+                        self.report(f.clone(), format!("`{b}`"), None, None);
+                    }
+                    self.bindings.insert(b.clone(), f.clone());
+                }
+            }
+        }
+        syn::visit::visit_local(self, l);
+    }
+
+    fn visit_expr_method_call(&mut self, m: &'a syn::ExprMethodCall) {
+        let name = m.method.to_string();
+        let args: Vec<&'a Expr> = m.args.iter().collect();
+        match (name.as_str(), args.as_slice()) {
+            (
+                "header" | "insert" | "append" | "header_str" | "set_header" | "add_header"
+                | "with_header" | "set",
+                [k, v],
+            ) => {
+                if let Some(h) = header_name(k).filter(|h| names::is_strong_key_name(h)) {
+                    if let Some(f) = self.fresh_in(v) {
+                        self.report(f, format!("the `{h}` header"), None, None);
+                    }
+                }
+            }
+            (_, [v]) if names::is_key_name(&name) => {
+                if let Some(f) = self.fresh_in(v) {
+                    self.report(f, format!("`.{name}(..)`"), None, None);
+                }
+            }
+            _ => {}
+        }
+        let on_self = matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self"));
+        if self.follow && on_self {
+            if let Some(k) = self.followed_call(&name, m) {
+                self.keys.push(k);
+            }
+        }
+        syn::visit::visit_expr_method_call(self, m);
+    }
+
+    fn visit_expr_call(&mut self, c: &'a syn::ExprCall) {
+        if self.follow {
+            let local = names::callee_path(&c.func).filter(|p| {
+                p.segments.len() == 1 || (p.segments.len() == 2 && p.segments[0].ident == "Self")
+            });
+            if let Some(name) = local.and_then(names::last) {
+                if let Some(k) = self.followed_call(&name, c) {
+                    self.keys.push(k);
+                }
+            }
+        }
+        syn::visit::visit_expr_call(self, c);
+    }
+
+    fn visit_field_value(&mut self, fv: &'a syn::FieldValue) {
+        if let syn::Member::Named(id) = &fv.member {
+            let n = id.to_string();
+            if names::is_key_name(&n) {
+                if let Some(f) = self.fresh_in(&fv.expr) {
+                    self.report(f, format!("field `{n}`"), None, None);
+                }
+            }
+        }
+        syn::visit::visit_field_value(self, fv);
+    }
+
+    fn visit_expr_macro(&mut self, m: &'a syn::ExprMacro) {
+        self.key_in_macro(&m.mac.tokens);
+        syn::visit::visit_expr_macro(self, m);
+    }
+
+    fn visit_item(&mut self, _: &'a syn::Item) {}
+}
+
+impl<'a> Scanner<'a, '_> {
+    /// A call to a function of this file that makes and sends a key: reported at the call.
+    fn followed_call<T: syn::spanned::Spanned>(
+        &self,
+        name: &str,
+        call: &T,
+    ) -> Option<PerAttemptKey> {
+        if name == self.current_fn {
+            return None;
+        }
+        let f = self.file.function(name)?;
+        let mut inner = Scanner {
+            file: self.file,
+            index: self.index,
+            bindings: HashMap::new(),
+            keys: Vec::new(),
+            follow: false,
+            current_fn: name,
+        };
+        inner.visit_block(f.block);
+        inner.visit_block(f.block);
+        let k = inner.keys.into_iter().next()?;
+        Some(PerAttemptKey {
+            span: self.index.of(call),
+            constructor: k.constructor,
+            used_as: format!("{} (in `{name}`)", k.used_as),
+            via: Some(k.span),
+        })
+    }
+}

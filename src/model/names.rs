@@ -1,0 +1,413 @@
+//! Vocabulary: which paths sleep, which produce randomness, which make keys, which name statuses.
+//! Everything here looks at names only; [`super::scope`] resolves `use` aliases first.
+
+use syn::{Expr, ExprPath, Path};
+
+/// The segments of a path as strings (`tokio::time::sleep` → `["tokio", "time", "sleep"]`).
+pub fn segments(path: &Path) -> Vec<String> {
+    path.segments.iter().map(|s| s.ident.to_string()).collect()
+}
+
+/// The last segment of a path, if any.
+pub fn last(path: &Path) -> Option<String> {
+    path.segments.last().map(|s| s.ident.to_string())
+}
+
+/// The path of a call's function, when it is a plain path.
+pub fn callee_path(func: &Expr) -> Option<&Path> {
+    match func {
+        Expr::Path(ExprPath { path, .. }) => Some(path),
+        Expr::Paren(p) => callee_path(&p.expr),
+        Expr::Group(g) => callee_path(&g.expr),
+        _ => None,
+    }
+}
+
+/// Functions that wait for a duration given as their argument (by resolved path, last segments).
+pub fn is_sleep_path(full: &[String]) -> bool {
+    let Some(last) = full.last() else {
+        return false;
+    };
+    match last.as_str() {
+        "sleep" | "delay_for" | "sleep_ms" | "park_timeout" => true,
+        // futures_timer::Delay::new(d), async_io::Timer::after(d), smol::Timer::after(d)
+        "new" | "after" => {
+            full.len() >= 2 && matches!(full[full.len() - 2].as_str(), "Delay" | "Timer")
+        }
+        _ => false,
+    }
+}
+
+/// `std::thread::sleep` and its aliases: blocks the thread.
+pub fn is_blocking_sleep(full: &[String]) -> bool {
+    matches!(
+        full.iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .as_slice(),
+        [.., "thread", "sleep" | "sleep_ms" | "park_timeout"]
+    )
+}
+
+/// Methods named like a sleep: `runtime.sleep(d)`, `sleeper.sleep(d)`.
+pub fn is_sleep_method(name: &str) -> bool {
+    matches!(name, "sleep" | "delay_for")
+}
+
+/// Paths and methods whose value is random.
+pub fn is_random_name(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    n.contains("rand")
+        || n.contains("jitter")
+        || n == "rng"
+        || n.ends_with("_rng")
+        || n.starts_with("rng_")
+        || matches!(
+            n.as_str(),
+            "gen"
+                | "gen_range"
+                | "random_range"
+                | "sample"
+                | "sample_iter"
+                | "gen_bool"
+                | "random_bool"
+                | "fastrand"
+                | "getrandom"
+                | "nanorand"
+                | "wyrand"
+                | "osrng"
+                | "smallrng"
+                | "stdrng"
+                | "chacharng"
+                | "uniform"
+                | "shuffle"
+                | "choose"
+                | "fill_bytes"
+                | "next_u32"
+                | "next_u64"
+        )
+}
+
+/// The receivers/roots of random numbers: a path starting with one of these is random.
+pub fn is_random_root(seg: &str) -> bool {
+    matches!(
+        seg,
+        "rand"
+            | "fastrand"
+            | "getrandom"
+            | "nanorand"
+            | "oorandom"
+            | "rand_core"
+            | "rand_chacha"
+            | "turborand"
+            | "tinyrand"
+    )
+}
+
+/// Names under which code usually holds a delay learnt from the server.
+pub fn is_server_delay_name(name: &str) -> bool {
+    let n = name.to_ascii_lowercase().replace('-', "_");
+    n.contains("retry_after")
+        || n.contains("retryafter")
+        || n.contains("ratelimit_reset")
+        || n.contains("rate_limit_reset")
+        || n.contains("x_ratelimit")
+        || n.contains("reset_after")
+        || n.contains("throttle")
+        || n.contains("backoff_hint")
+        || n.contains("server_delay")
+        || n.contains("wait_hint")
+        || n.contains("pushback")
+}
+
+/// Names that say a variable counts attempts, or limits them.
+pub fn is_counter_name(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    n.contains("attempt")
+        || n.contains("retr")
+        || n.contains("tries")
+        || n.contains("try_count")
+        || n.contains("tried")
+        || n.contains("count")
+        || n.contains("max_")
+        || n.contains("limit")
+        || n.contains("remaining")
+        || n.contains("left")
+        || n.contains("budget")
+        || n == "n"
+        || n == "i"
+}
+
+/// Names that say a value is about time: a deadline check, an elapsed time.
+pub fn is_time_name(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    n.contains("elapsed")
+        || n.contains("deadline")
+        || n.contains("timeout")
+        || n.contains("expire")
+        || n.contains("give_up")
+        || n.contains("until")
+        || n == "now"
+        || n.contains("duration_since")
+        || n.contains("instant")
+        || n.contains("time_left")
+        || n.contains("started")
+        || n.contains("start_time")
+        || n == "start"
+        || n.contains("max_wait")
+        || n.contains("max_elapsed")
+        || n.contains("total_wait")
+        || n.contains("waited")
+}
+
+/// Words that make a loop read as a retry even without a sleep or a counter.
+pub fn is_retry_word(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    n.contains("retry")
+        || n.contains("retries")
+        || n.contains("retrying")
+        || n.contains("attempt")
+        || n.contains("backoff")
+        || n.contains("back_off")
+        || n.contains("reconnect")
+        || n.contains("try_again")
+        || n.contains("tries")
+}
+
+/// Errors that mean "not ready yet, ask again" rather than "failed": loops over them are
+/// readiness polls or EINTR restarts, not retries.
+pub fn is_readiness_error(name: &str) -> bool {
+    matches!(
+        name,
+        "WouldBlock"
+            | "Interrupted"
+            | "EINTR"
+            | "EAGAIN"
+            | "EWOULDBLOCK"
+            | "Empty"
+            | "TryRecvError"
+            | "TryLockError"
+            | "TrySendError"
+            | "Full"
+            | "Pending"
+            | "NotReady"
+            | "Again"
+            | "Busy"
+            | "Lagged"
+    )
+}
+
+/// Operations whose failure means contention or "not ready", looped over without being retries.
+pub fn is_spin_operation(name: &str) -> bool {
+    matches!(
+        name,
+        "compare_exchange"
+            | "compare_exchange_weak"
+            | "compare_and_swap"
+            | "fetch_update"
+            | "try_lock"
+            | "try_read"
+            | "try_write"
+            | "try_borrow"
+            | "try_borrow_mut"
+            | "try_recv"
+            | "try_send"
+            | "try_acquire"
+            | "try_acquire_owned"
+            | "try_next"
+            | "try_wait"
+            | "poll"
+            | "poll_next"
+            | "poll_ready"
+            | "accept"
+            | "recv"
+            | "recv_from"
+            | "read"
+            | "read_exact"
+            | "read_line"
+            | "next"
+            | "next_event"
+            | "try_reserve"
+            | "try_insert"
+            | "try_push"
+            | "try_pop"
+            | "steal"
+            | "pop"
+            | "select"
+    )
+}
+
+/// Key constructors: (path tail, display name). A path matches when it ends with the tail.
+const KEY_CONSTRUCTORS: &[(&[&str], &str)] = &[
+    (&["Uuid", "new_v4"], "Uuid::new_v4()"),
+    (&["Uuid", "now_v7"], "Uuid::now_v7()"),
+    (&["Uuid", "new_v7"], "Uuid::new_v7()"),
+    (&["Uuid", "now_v6"], "Uuid::now_v6()"),
+    (&["Uuid", "now_v1"], "Uuid::now_v1()"),
+    (&["Uuid", "new_v1"], "Uuid::new_v1()"),
+    (&["Ulid", "new"], "Ulid::new()"),
+    (&["Ulid", "generate"], "Ulid::generate()"),
+    (
+        &["ulid", "Generator", "generate"],
+        "ulid::Generator::generate()",
+    ),
+    (&["cuid2", "create_id"], "cuid2::create_id()"),
+    (&["cuid", "cuid2"], "cuid::cuid2()"),
+    (&["cuid", "cuid"], "cuid::cuid()"),
+    (&["SystemTime", "now"], "SystemTime::now()"),
+    (&["Utc", "now"], "Utc::now()"),
+    (&["Local", "now"], "Local::now()"),
+    (&["OffsetDateTime", "now_utc"], "OffsetDateTime::now_utc()"),
+    (&["Timestamp", "now"], "Timestamp::now()"),
+    (&["Zoned", "now"], "Zoned::now()"),
+    (&["rand", "random"], "rand::random()"),
+    (&["fastrand", "u64"], "fastrand::u64()"),
+    (&["fastrand", "u128"], "fastrand::u128()"),
+    (&["fastrand", "alphanumeric"], "fastrand::alphanumeric()"),
+];
+
+/// The display name of a key constructor, when `full` (a resolved call path) is one.
+pub fn key_constructor(full: &[String]) -> Option<&'static str> {
+    KEY_CONSTRUCTORS.iter().find_map(|(tail, name)| {
+        (full.len() >= tail.len()
+            && full[full.len() - tail.len()..]
+                .iter()
+                .zip(tail.iter())
+                .all(|(a, b)| a == b))
+        .then_some(*name)
+    })
+}
+
+/// Macros that make a fresh unique id.
+pub fn key_constructor_macro(name: &str) -> Option<&'static str> {
+    match name {
+        "nanoid" => Some("nanoid!()"),
+        "uuid" => None, // uuid!("...") is a literal, not a fresh key
+        _ => None,
+    }
+}
+
+/// Methods on a random generator that produce a random string or number usable as a key.
+pub fn is_random_key_method(name: &str) -> bool {
+    matches!(
+        name,
+        "sample_string" | "sample_iter" | "gen" | "random" | "next_u64" | "next_u32"
+    )
+}
+
+/// Whether a name says it holds an idempotency key beyond doubt (variables, headers). A
+/// `request_id` alone is often a per-attempt trace id (`x-request-id`), so it counts only as a
+/// field or builder argument of a request ([`is_key_name`]).
+pub fn is_strong_key_name(name: &str) -> bool {
+    let n = name.to_ascii_lowercase().replace('-', "_");
+    n.contains("idempoten")
+        || n.contains("dedup")
+        || n.contains("client_token")
+        || n.contains("client_request_token")
+        || n.contains("clienttoken")
+        || n.contains("idem_key")
+}
+
+/// Whether a name (field, builder method) says it holds an idempotency or request key.
+pub fn is_key_name(name: &str) -> bool {
+    let n = name.to_ascii_lowercase().replace('-', "_");
+    let n = n.trim_start_matches("x_");
+    n.contains("idempoten")
+        || n.contains("dedup")
+        || n.contains("request_id")
+        || n.contains("requestid")
+        || n.contains("req_id")
+        || n.contains("client_token")
+        || n.contains("client_request_token")
+        || n.contains("clienttoken")
+        || n.contains("request_token")
+        || n.contains("operation_id")
+        || n == "idem_key"
+}
+
+/// The codes of the `http::StatusCode` associated constants.
+pub fn status_const(name: &str) -> Option<u16> {
+    Some(match name {
+        "CONTINUE" => 100,
+        "SWITCHING_PROTOCOLS" => 101,
+        "PROCESSING" => 102,
+        "OK" => 200,
+        "CREATED" => 201,
+        "ACCEPTED" => 202,
+        "NON_AUTHORITATIVE_INFORMATION" => 203,
+        "NO_CONTENT" => 204,
+        "RESET_CONTENT" => 205,
+        "PARTIAL_CONTENT" => 206,
+        "MULTI_STATUS" => 207,
+        "ALREADY_REPORTED" => 208,
+        "IM_USED" => 226,
+        "MULTIPLE_CHOICES" => 300,
+        "MOVED_PERMANENTLY" => 301,
+        "FOUND" => 302,
+        "SEE_OTHER" => 303,
+        "NOT_MODIFIED" => 304,
+        "USE_PROXY" => 305,
+        "TEMPORARY_REDIRECT" => 307,
+        "PERMANENT_REDIRECT" => 308,
+        "BAD_REQUEST" => 400,
+        "UNAUTHORIZED" => 401,
+        "PAYMENT_REQUIRED" => 402,
+        "FORBIDDEN" => 403,
+        "NOT_FOUND" => 404,
+        "METHOD_NOT_ALLOWED" => 405,
+        "NOT_ACCEPTABLE" => 406,
+        "PROXY_AUTHENTICATION_REQUIRED" => 407,
+        "REQUEST_TIMEOUT" => 408,
+        "CONFLICT" => 409,
+        "GONE" => 410,
+        "LENGTH_REQUIRED" => 411,
+        "PRECONDITION_FAILED" => 412,
+        "PAYLOAD_TOO_LARGE" => 413,
+        "URI_TOO_LONG" => 414,
+        "UNSUPPORTED_MEDIA_TYPE" => 415,
+        "RANGE_NOT_SATISFIABLE" => 416,
+        "EXPECTATION_FAILED" => 417,
+        "IM_A_TEAPOT" => 418,
+        "MISDIRECTED_REQUEST" => 421,
+        "UNPROCESSABLE_ENTITY" => 422,
+        "LOCKED" => 423,
+        "FAILED_DEPENDENCY" => 424,
+        "TOO_EARLY" => 425,
+        "UPGRADE_REQUIRED" => 426,
+        "PRECONDITION_REQUIRED" => 428,
+        "TOO_MANY_REQUESTS" => 429,
+        "REQUEST_HEADER_FIELDS_TOO_LARGE" => 431,
+        "UNAVAILABLE_FOR_LEGAL_REASONS" => 451,
+        "INTERNAL_SERVER_ERROR" => 500,
+        "NOT_IMPLEMENTED" => 501,
+        "BAD_GATEWAY" => 502,
+        "SERVICE_UNAVAILABLE" => 503,
+        "GATEWAY_TIMEOUT" => 504,
+        "HTTP_VERSION_NOT_SUPPORTED" => 505,
+        "VARIANT_ALSO_NEGOTIATES" => 506,
+        "INSUFFICIENT_STORAGE" => 507,
+        "LOOP_DETECTED" => 508,
+        "NOT_EXTENDED" => 510,
+        "NETWORK_AUTHENTICATION_REQUIRED" => 511,
+        _ => return None,
+    })
+}
+
+/// Whether an expression's text reads like an HTTP status (`resp.status()`, `status_code`,
+/// `code.as_u16()`).
+pub fn is_status_text(text: &str) -> bool {
+    let t = text.to_ascii_lowercase();
+    t.contains("status") || t.contains("as_u16") || t.contains("http_code")
+}
+
+/// The name of the outermost call of an expression: `delays.next()` → `next`.
+pub fn last_call(e: &Expr) -> Option<String> {
+    match e {
+        Expr::MethodCall(m) => Some(m.method.to_string()),
+        Expr::Call(c) => callee_path(&c.func).and_then(last),
+        Expr::Await(a) => last_call(&a.base),
+        Expr::Try(t) => last_call(&t.expr),
+        Expr::Paren(p) => last_call(&p.expr),
+        _ => None,
+    }
+}

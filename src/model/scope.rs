@@ -1,0 +1,163 @@
+//! What a file makes visible to the analysis: `use` aliases, `const`/`static` items and local
+//! functions (free functions and methods), so that calls and constants can be followed one level.
+
+use std::collections::HashMap;
+
+use syn::visit::Visit;
+use syn::{Block, Expr, ImplItemFn, ItemConst, ItemFn, ItemStatic, ItemUse, Signature, UseTree};
+
+use super::names;
+
+/// A function body of this file.
+#[derive(Clone, Copy)]
+pub struct LocalFn<'a> {
+    pub sig: &'a Signature,
+    pub block: &'a Block,
+    pub attrs: &'a [syn::Attribute],
+}
+
+/// File-wide facts.
+#[derive(Default)]
+pub struct FileScope<'a> {
+    /// Local name → full path (`sleep` → `tokio::time::sleep`, `nap` → `std::thread::sleep`).
+    pub uses: HashMap<String, Vec<String>>,
+    /// `const` and `static` items by name.
+    pub consts: HashMap<String, &'a Expr>,
+    /// Functions and methods by name (several impls may share one).
+    pub fns: HashMap<String, Vec<LocalFn<'a>>>,
+}
+
+impl<'a> FileScope<'a> {
+    #[must_use]
+    pub fn new(file: &'a syn::File) -> Self {
+        let mut scope = FileScope::default();
+        scope.visit_file(file);
+        scope
+    }
+
+    /// The full path of `path` after `use` resolution of its first segment.
+    #[must_use]
+    pub fn resolve(&self, path: &syn::Path) -> Vec<String> {
+        let segs = names::segments(path);
+        match segs.first().and_then(|first| self.uses.get(first)) {
+            Some(full) => full
+                .iter()
+                .cloned()
+                .chain(segs.into_iter().skip(1))
+                .collect(),
+            None => segs,
+        }
+    }
+
+    /// The one local function with this name, if exactly one exists with a body.
+    #[must_use]
+    pub fn function(&self, name: &str) -> Option<LocalFn<'a>> {
+        match self.fns.get(name).map(Vec::as_slice) {
+            Some([only]) => Some(*only),
+            _ => None,
+        }
+    }
+
+    /// The value of a `const`/`static` named by the last segment of a path.
+    #[must_use]
+    pub fn constant(&self, path: &syn::Path) -> Option<&'a Expr> {
+        names::last(path).and_then(|n| self.consts.get(&n).copied())
+    }
+
+    fn add_use(&mut self, prefix: &mut Vec<String>, tree: &UseTree) {
+        match tree {
+            UseTree::Path(p) => {
+                prefix.push(p.ident.to_string());
+                self.add_use(prefix, &p.tree);
+                prefix.pop();
+            }
+            UseTree::Name(n) => {
+                let name = n.ident.to_string();
+                if name == "self" {
+                    if let Some(last) = prefix.last() {
+                        self.uses.insert(last.clone(), prefix.clone());
+                    }
+                } else {
+                    let mut full = prefix.clone();
+                    full.push(name.clone());
+                    self.uses.insert(name, full);
+                }
+            }
+            UseTree::Rename(r) => {
+                let mut full = prefix.clone();
+                if r.ident != "self" {
+                    full.push(r.ident.to_string());
+                }
+                self.uses.insert(r.rename.to_string(), full);
+            }
+            UseTree::Group(g) => {
+                for t in &g.items {
+                    self.add_use(prefix, t);
+                }
+            }
+            UseTree::Glob(_) => {}
+        }
+    }
+}
+
+impl<'a> Visit<'a> for FileScope<'a> {
+    fn visit_item_use(&mut self, node: &'a ItemUse) {
+        let mut prefix = Vec::new();
+        self.add_use(&mut prefix, &node.tree);
+    }
+
+    fn visit_item_const(&mut self, node: &'a ItemConst) {
+        self.consts.insert(node.ident.to_string(), &node.expr);
+        syn::visit::visit_item_const(self, node);
+    }
+
+    fn visit_item_static(&mut self, node: &'a ItemStatic) {
+        self.consts.insert(node.ident.to_string(), &node.expr);
+        syn::visit::visit_item_static(self, node);
+    }
+
+    fn visit_impl_item_const(&mut self, node: &'a syn::ImplItemConst) {
+        self.consts.insert(node.ident.to_string(), &node.expr);
+        syn::visit::visit_impl_item_const(self, node);
+    }
+
+    fn visit_item_fn(&mut self, node: &'a ItemFn) {
+        self.fns
+            .entry(node.sig.ident.to_string())
+            .or_default()
+            .push(LocalFn {
+                sig: &node.sig,
+                block: &node.block,
+                attrs: &node.attrs,
+            });
+        syn::visit::visit_item_fn(self, node);
+    }
+
+    fn visit_impl_item_fn(&mut self, node: &'a ImplItemFn) {
+        self.fns
+            .entry(node.sig.ident.to_string())
+            .or_default()
+            .push(LocalFn {
+                sig: &node.sig,
+                block: &node.block,
+                attrs: &node.attrs,
+            });
+        syn::visit::visit_impl_item_fn(self, node);
+    }
+
+    fn visit_trait_item_fn(&mut self, node: &'a syn::TraitItemFn) {
+        if let Some(block) = &node.default {
+            self.fns
+                .entry(node.sig.ident.to_string())
+                .or_default()
+                .push(LocalFn {
+                    sig: &node.sig,
+                    block,
+                    attrs: &node.attrs,
+                });
+        }
+        syn::visit::visit_trait_item_fn(self, node);
+    }
+
+    // Local items inside function bodies are visited too (the default walk reaches them).
+}

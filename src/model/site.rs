@@ -1,0 +1,991 @@
+//! Finding retry sites in a file and extracting their facts.
+
+use std::collections::HashMap;
+use std::collections::HashSet;
+
+use syn::visit::Visit;
+use syn::{Block, Expr};
+
+use super::flow::{Flow, FlowResult, Mode, Outcome};
+use super::keys::per_attempt_keys;
+use super::names;
+use super::scope::{FileScope, LocalFn};
+use super::span::LineIndex;
+use super::status::StatusEval;
+use super::values::{pat_bindings, place_key, Locals, LoopFacts, Taint, ValueCx};
+use super::{
+    Bound, BoundKind, Delay, DelayKind, FileModel, RetrySite, SiteKind, StatusRetry, StatusSet,
+};
+use crate::diagnostic::Span;
+
+/// Builds the model of one parsed file.
+#[must_use]
+pub fn extract(file: &syn::File, index: &LineIndex<'_>) -> FileModel {
+    let scope = FileScope::new(file);
+    let mut timeouts = TimeoutCalls::default();
+    timeouts.visit_file(file);
+    let mut b = Builder {
+        scope: &scope,
+        index,
+        timeout_fns: timeouts.fns,
+        sites: Vec::new(),
+    };
+    b.visit_file(file);
+    FileModel { sites: b.sites }
+}
+
+/// Names of local functions whose future is run under `timeout(..)`: their loops have a deadline.
+#[derive(Default)]
+struct TimeoutCalls {
+    fns: HashSet<String>,
+}
+
+impl<'a> Visit<'a> for TimeoutCalls {
+    fn visit_expr_call(&mut self, c: &'a syn::ExprCall) {
+        if names::callee_path(&c.func)
+            .and_then(names::last)
+            .is_some_and(|n| is_timeout_fn(&n))
+        {
+            for a in &c.args {
+                if let Some(n) = called_fn_name(a) {
+                    self.fns.insert(n);
+                }
+            }
+        }
+        syn::visit::visit_expr_call(self, c);
+    }
+
+    fn visit_expr_method_call(&mut self, m: &'a syn::ExprMethodCall) {
+        if is_timeout_fn(&m.method.to_string()) {
+            if let Some(n) = called_fn_name(&m.receiver) {
+                self.fns.insert(n);
+            }
+        }
+        syn::visit::visit_expr_method_call(self, m);
+    }
+}
+
+fn is_timeout_fn(name: &str) -> bool {
+    matches!(name, "timeout" | "timeout_at" | "with_timeout" | "deadline")
+}
+
+/// `self.fetch(x)`, `fetch(x)`, `fetch(x).await`: the called function's name.
+fn called_fn_name(e: &Expr) -> Option<String> {
+    match e {
+        Expr::Call(c) => names::callee_path(&c.func).and_then(names::last),
+        Expr::MethodCall(m) => Some(m.method.to_string()),
+        Expr::Await(a) => called_fn_name(&a.base),
+        Expr::Paren(p) => called_fn_name(&p.expr),
+        _ => None,
+    }
+}
+
+struct Builder<'a, 'c> {
+    scope: &'c FileScope<'a>,
+    index: &'c LineIndex<'a>,
+    timeout_fns: HashSet<String>,
+    sites: Vec<RetrySite>,
+}
+
+impl<'a> Builder<'a, '_> {
+    fn function(&mut self, f: LocalFn<'a>) {
+        let locals = Locals::of_fn(&f);
+        let name = f.sig.ident.to_string();
+        let deadline = self.timeout_fns.contains(&name);
+        let mut finder = LoopFinder {
+            loops: Vec::new(),
+            helper_closures: Vec::new(),
+            timeout_depth: usize::from(deadline),
+            scope: self.scope,
+        };
+        finder.visit_block(f.block);
+        for (l, in_timeout) in finder.loops {
+            if let Some(site) = self.loop_site(l, &locals, &name, in_timeout) {
+                self.sites.push(site);
+            }
+        }
+        for (call, closure) in finder.helper_closures {
+            let keys = per_attempt_keys(closure, self.scope, self.index, &name);
+            if !keys.is_empty() {
+                self.sites.push(helper_site(self.index.of(call), keys));
+            }
+        }
+        if is_retryable(f.attrs) {
+            let keys = per_attempt_keys(f.block, self.scope, self.index, &name);
+            if !keys.is_empty() {
+                self.sites
+                    .push(helper_site(self.index.of(&f.sig.ident), keys));
+            }
+        }
+        if let Some(site) = self.recursion_site(f, &locals, deadline) {
+            self.sites.push(site);
+        }
+    }
+
+    fn loop_site(
+        &self,
+        l: &'a Expr,
+        locals: &Locals<'a>,
+        fn_name: &str,
+        in_timeout: bool,
+    ) -> Option<RetrySite> {
+        let (body, label, head, start, extra_counters, loop_vars) = match l {
+            Expr::Loop(x) => (
+                &x.body,
+                x.label.as_ref(),
+                self.index.of(&x.loop_token),
+                Outcome::Neutral,
+                Vec::new(),
+                Vec::new(),
+            ),
+            Expr::While(w) => {
+                let head = self.index.between(&w.while_token, &w.cond);
+                let start = while_outcome(&w.cond);
+                (
+                    &w.body,
+                    w.label.as_ref(),
+                    head,
+                    start,
+                    Vec::new(),
+                    Vec::new(),
+                )
+            }
+            Expr::ForLoop(f) => {
+                let head = self.index.between(&f.for_token, &f.expr);
+                let mut vars = Vec::new();
+                pat_bindings(&f.pat, &mut vars);
+                let counters = if counts_attempts(&f.expr) {
+                    vars.clone()
+                } else {
+                    Vec::new()
+                };
+                (
+                    &f.body,
+                    f.label.as_ref(),
+                    head,
+                    Outcome::Neutral,
+                    counters,
+                    vars,
+                )
+            }
+            _ => return None,
+        };
+        let facts = LoopFacts::collect(body, &extra_counters);
+        let status = StatusEval {
+            file: self.scope,
+            locals,
+            status_idents: Vec::new(),
+            depth: 0,
+        };
+        let label_name = label.map(|l| l.name.ident.to_string());
+        let mut flow = Flow::new(self.index, &status, &facts, label_name, Mode::Loop);
+        if let Expr::While(w) = l {
+            if !matches!(&*w.cond, Expr::Let(_)) {
+                flow.flag_vars = facts
+                    .mutations
+                    .keys()
+                    .filter(|k| super::values::mentions(&w.cond, k))
+                    .cloned()
+                    .collect();
+            }
+        }
+        let body_end = self.index.of(&body.brace_token.span.close());
+        flow.run_loop_body(body, start, body_end);
+        let mut result = flow.result;
+        if start.may_fail() {
+            // `while res.is_err()`: the loop leaves when the operation succeeds.
+            result.success_exit = true;
+        }
+        if !is_retry_shape(&result) {
+            return None;
+        }
+        let values = ValueCx {
+            file: self.scope,
+            locals,
+            facts: &facts,
+            params: None,
+            current_fn: fn_name,
+        };
+        let delays = self.delays(body, &values);
+        // A `for` over a list of alternatives (addresses, mirrors) tries each once: not a retry.
+        if let Expr::ForLoop(f) = l {
+            if extra_counters.is_empty() && !loop_vars.is_empty() && !is_schedule_iter(&f.expr) {
+                let uses_var = loop_vars.iter().any(|v| {
+                    !names::is_retry_word(v) && tested_ops_mention(&result, self.index, v)
+                });
+                if uses_var {
+                    return None;
+                }
+            }
+        }
+        let has_counter = !facts.counters.is_empty();
+        if delays.is_empty() && !has_counter && !mentions_retry_words(l, fn_name) {
+            return None;
+        }
+        let bound = self.loop_bound(l, &result, &facts, in_timeout);
+        let statuses = self.statuses(&result, body);
+        let keys = per_attempt_keys(body, self.scope, self.index, fn_name);
+        let retry_path = result
+            .continues
+            .iter()
+            .find(|c| c.outcome.may_fail() && !c.readiness)
+            .map(|c| c.span);
+        Some(RetrySite {
+            kind: SiteKind::Loop,
+            head,
+            bound,
+            delays,
+            statuses,
+            keys,
+            retry_path,
+        })
+    }
+
+    fn loop_bound(
+        &self,
+        l: &'a Expr,
+        result: &FlowResult,
+        facts: &LoopFacts<'a>,
+        in_timeout: bool,
+    ) -> Bound {
+        let header = match l {
+            Expr::ForLoop(f) => for_bound(&f.expr),
+            Expr::While(w) => match &*w.cond {
+                Expr::Let(le) => {
+                    if names::last_call(&le.expr).is_some_and(|n| is_schedule_call(&n)) {
+                        Some(BoundKind::Schedule)
+                    } else {
+                        None
+                    }
+                }
+                cond => cond_bound(cond, facts),
+            },
+            _ => None,
+        };
+        match header.or(result.bounded_by) {
+            Some(k) => Bound::Bounded(k),
+            None if in_timeout => Bound::Bounded(BoundKind::Deadline),
+            None => Bound::Unbounded,
+        }
+    }
+
+    /// The waits in a body: sleep calls, and calls of local functions that sleep.
+    fn delays(&self, body: &'a Block, values: &ValueCx<'a, '_>) -> Vec<Delay> {
+        let mut finder = SleepFinder {
+            scope: self.scope,
+            sleeps: Vec::new(),
+            helper_calls: Vec::new(),
+        };
+        finder.visit_block(body);
+        let mut out = Vec::new();
+        for (call, arg) in finder.sleeps {
+            let t = arg.map_or(Taint::default(), |a| values.taint(a));
+            out.push(delay_of(self.index.of(call), t));
+        }
+        for (call, name, args) in finder.helper_calls {
+            if let Some(t) = self.helper_sleep_taint(&name, &args, values) {
+                out.push(delay_of(self.index.of(call), t));
+            }
+        }
+        out.sort_by_key(|d| d.span.start);
+        out
+    }
+
+    /// `backoff(attempt).await` where `fn backoff` of this file sleeps: the taint of its sleep,
+    /// with its parameters standing for the arguments.
+    fn helper_sleep_taint(
+        &self,
+        name: &str,
+        args: &[&'a Expr],
+        values: &ValueCx<'a, '_>,
+    ) -> Option<Taint> {
+        let f = self.scope.function(name)?;
+        // Only a small waiting helper (`backoff(attempt).await`), not a function with loops of its
+        // own (its sleeps belong to its own retry site) and not the function itself.
+        if name == values.current_fn || contains_loop(f.block) {
+            return None;
+        }
+        let mut inner = SleepFinder {
+            scope: self.scope,
+            sleeps: Vec::new(),
+            helper_calls: Vec::new(),
+        };
+        inner.visit_block(f.block);
+        let (_, arg) = match inner.sleeps.as_slice() {
+            [one] => *one,
+            _ => return None,
+        };
+        let mut params = HashMap::new();
+        let typed = f.sig.inputs.iter().filter_map(|a| match a {
+            syn::FnArg::Typed(t) => Some(t),
+            syn::FnArg::Receiver(_) => None,
+        });
+        for (p, a) in typed.zip(args) {
+            let mut ns = Vec::new();
+            pat_bindings(&p.pat, &mut ns);
+            let t = values.taint(a);
+            for n in ns {
+                params.insert(n, t);
+            }
+        }
+        let locals = Locals::of_fn(&f);
+        let facts = LoopFacts::collect(f.block, &[]);
+        let inner_cx = ValueCx {
+            file: self.scope,
+            locals: &locals,
+            facts: &facts,
+            params: Some(&params),
+            current_fn: name,
+        };
+        Some(arg.map_or(Taint::default(), |a| inner_cx.taint(a)))
+    }
+
+    fn statuses(&self, result: &FlowResult, body: &'a Block) -> Vec<StatusRetry> {
+        let _ = body;
+        let mut out: Vec<StatusRetry> = Vec::new();
+        for c in &result.continues {
+            if !c.outcome.may_fail() || c.readiness {
+                continue;
+            }
+            if let Some(st) = &c.status {
+                if out.iter().any(|o| o.span == st.span) {
+                    continue;
+                }
+                out.push(StatusRetry {
+                    span: st.span,
+                    statuses: st.set,
+                    reason: st.reason.clone(),
+                });
+            }
+        }
+        if tests_error_for_status(result, body, self.index) {
+            for c in &result.continues {
+                let Some(arm) = c.err_arm else { continue };
+                if c.outcome != Outcome::Failure || c.classified || c.status.is_some() {
+                    continue;
+                }
+                if out.iter().any(|o| o.span == arm) {
+                    continue;
+                }
+                out.push(StatusRetry {
+                    span: arm,
+                    statuses: StatusSet::range(400, 599),
+                    reason: "`error_for_status()` turns every 4xx into `Err`, and this arm retries every `Err`"
+                        .to_owned(),
+                });
+            }
+        }
+        out
+    }
+
+    fn recursion_site(
+        &self,
+        f: LocalFn<'a>,
+        locals: &Locals<'a>,
+        deadline: bool,
+    ) -> Option<RetrySite> {
+        let name = f.sig.ident.to_string();
+        if !calls_itself(f.block, &name) {
+            return None;
+        }
+        let counters: Vec<String> = stepped_params(f.block, &name, locals);
+        let facts = LoopFacts::collect(f.block, &counters);
+        let status = StatusEval {
+            file: self.scope,
+            locals,
+            status_idents: Vec::new(),
+            depth: 0,
+        };
+        let mut flow = Flow::new(self.index, &status, &facts, None, Mode::Recursion(&name));
+        flow.run_fn_body(f.block);
+        let result = flow.result;
+        let retry_calls: Vec<_> = result
+            .continues
+            .iter()
+            .filter(|c| c.outcome.may_fail() && !c.readiness)
+            .collect();
+        if retry_calls.is_empty() || !result.success_exit {
+            return None;
+        }
+        let values = ValueCx {
+            file: self.scope,
+            locals,
+            facts: &facts,
+            params: None,
+            current_fn: &name,
+        };
+        let delays = self.delays(f.block, &values);
+        let retry_named = names::is_retry_word(&name)
+            || f.sig
+                .inputs
+                .iter()
+                .any(|i| names::is_retry_word(&quote::ToTokens::to_token_stream(i).to_string()));
+        if delays.is_empty() && counters.is_empty() && !retry_named {
+            return None;
+        }
+        let bound = if !counters.is_empty() || result.bounded_by.is_some() {
+            Bound::Bounded(result.bounded_by.unwrap_or(BoundKind::Counter))
+        } else if deadline {
+            Bound::Bounded(BoundKind::Deadline)
+        } else {
+            Bound::Unbounded
+        };
+        let head = retry_calls[0].span;
+        let statuses = self.statuses(&result, f.block);
+        let keys = per_attempt_keys(f.block, self.scope, self.index, &name);
+        Some(RetrySite {
+            kind: SiteKind::Recursion,
+            head,
+            bound,
+            delays,
+            statuses,
+            keys,
+            retry_path: Some(head),
+        })
+    }
+}
+
+impl<'a> Visit<'a> for Builder<'a, '_> {
+    fn visit_item_fn(&mut self, node: &'a syn::ItemFn) {
+        self.function(LocalFn {
+            sig: &node.sig,
+            block: &node.block,
+            attrs: &node.attrs,
+        });
+        syn::visit::visit_item_fn(self, node);
+    }
+
+    fn visit_impl_item_fn(&mut self, node: &'a syn::ImplItemFn) {
+        self.function(LocalFn {
+            sig: &node.sig,
+            block: &node.block,
+            attrs: &node.attrs,
+        });
+        syn::visit::visit_impl_item_fn(self, node);
+    }
+
+    fn visit_trait_item_fn(&mut self, node: &'a syn::TraitItemFn) {
+        if let Some(block) = &node.default {
+            self.function(LocalFn {
+                sig: &node.sig,
+                block,
+                attrs: &node.attrs,
+            });
+        }
+        syn::visit::visit_trait_item_fn(self, node);
+    }
+}
+
+fn helper_site(head: Span, keys: Vec<super::PerAttemptKey>) -> RetrySite {
+    RetrySite {
+        kind: SiteKind::Helper,
+        head,
+        bound: Bound::Bounded(BoundKind::Schedule),
+        delays: Vec::new(),
+        statuses: Vec::new(),
+        keys,
+        retry_path: None,
+    }
+}
+
+fn is_retryable(attrs: &[syn::Attribute]) -> bool {
+    attrs
+        .iter()
+        .any(|a| names::last(a.path()).as_deref() == Some("retryable"))
+}
+
+/// The structural test: success leaves, failure goes round again, success does not go round
+/// again (that is polling), and the operation is not a spin on a lock, a CAS or a channel.
+fn is_retry_shape(r: &FlowResult) -> bool {
+    if !r.success_exit {
+        return false;
+    }
+    let failing = r
+        .continues
+        .iter()
+        .filter(|c| c.outcome.may_fail())
+        .collect::<Vec<_>>();
+    if failing.is_empty() || failing.iter().all(|c| c.readiness) {
+        return false;
+    }
+    if r.continues.iter().any(|c| c.outcome == Outcome::Success) {
+        return false;
+    }
+    if !r.tested_ops.is_empty() && r.tested_ops.iter().all(|o| names::is_spin_operation(o)) {
+        return false;
+    }
+    true
+}
+
+/// `while res.is_err()` / `while let Err(_) = op()`: the body runs on failure.
+fn while_outcome(cond: &Expr) -> Outcome {
+    match cond {
+        Expr::Let(l) => super::flow::pat_outcome(&l.pat).unwrap_or(Outcome::Neutral),
+        Expr::MethodCall(m) if m.method == "is_err" => Outcome::Failure,
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Not(_)) => match &*u.expr {
+            Expr::MethodCall(m) if m.method == "is_ok" => Outcome::Failure,
+            _ => Outcome::Neutral,
+        },
+        Expr::Binary(b) if matches!(b.op, syn::BinOp::And(_)) => {
+            let l = while_outcome(&b.left);
+            if l == Outcome::Neutral {
+                while_outcome(&b.right)
+            } else {
+                l
+            }
+        }
+        Expr::Paren(p) => while_outcome(&p.expr),
+        _ => Outcome::Neutral,
+    }
+}
+
+/// `for _ in 0..n`, `for attempt in 1..=MAX`, `.enumerate()`: the loop variable counts attempts.
+fn counts_attempts(iter: &Expr) -> bool {
+    match iter {
+        Expr::Range(_) => true,
+        Expr::Paren(p) => counts_attempts(&p.expr),
+        Expr::MethodCall(m) => {
+            matches!(
+                m.method.to_string().as_str(),
+                "rev" | "take" | "step_by" | "skip"
+            ) && counts_attempts(&m.receiver)
+        }
+        _ => false,
+    }
+}
+
+/// A `for` iterable that is a delay schedule (an array or vec of durations, a `.take(n)` of a
+/// strategy) rather than a list of alternatives.
+fn is_schedule_iter(iter: &Expr) -> bool {
+    let text = quote::ToTokens::to_token_stream(iter)
+        .to_string()
+        .to_ascii_lowercase();
+    text.contains("delay")
+        || text.contains("backoff")
+        || text.contains("duration")
+        || text.contains("retr")
+        || text.contains("interval")
+        || text.contains("schedule")
+        || text.contains("attempt")
+}
+
+fn for_bound(iter: &Expr) -> Option<BoundKind> {
+    match iter {
+        Expr::Range(r) => r.end.as_ref().map(|_| BoundKind::Range),
+        Expr::Paren(p) => for_bound(&p.expr),
+        Expr::Reference(r) => for_bound(&r.expr),
+        Expr::MethodCall(m) => match m.method.to_string().as_str() {
+            "take" | "take_while" => Some(BoundKind::Take),
+            "cycle" => None,
+            _ => for_bound(&m.receiver),
+        },
+        Expr::Call(c) => {
+            let n = names::callee_path(&c.func).and_then(names::last);
+            match n.as_deref() {
+                Some("repeat" | "repeat_with" | "successors" | "from_fn") => None,
+                _ => Some(BoundKind::Schedule),
+            }
+        }
+        _ => Some(BoundKind::Schedule),
+    }
+}
+
+fn cond_bound(cond: &Expr, facts: &LoopFacts<'_>) -> Option<BoundKind> {
+    let mut kind = None;
+    super::flow::for_each_name(cond, &mut |name, is_call| {
+        if kind.is_some() {
+            return;
+        }
+        if facts.counters.contains(name) || (!is_call && names::is_counter_name(name)) {
+            kind = Some(BoundKind::Counter);
+        } else if (!is_call && names::is_time_name(name))
+            || (is_call
+                && matches!(
+                    name,
+                    "elapsed" | "duration_since" | "is_expired" | "remaining"
+                ))
+        {
+            kind = Some(BoundKind::Deadline);
+        }
+    });
+    if kind.is_none()
+        && facts
+            .counters
+            .iter()
+            .any(|c| super::values::mentions(cond, c))
+    {
+        kind = Some(BoundKind::Counter);
+    }
+    kind
+}
+
+fn is_schedule_call(name: &str) -> bool {
+    matches!(
+        name,
+        "next"
+            | "next_backoff"
+            | "next_delay"
+            | "next_retry"
+            | "next_interval"
+            | "pop"
+            | "pop_front"
+    )
+}
+
+fn kind_of(growth: bool, counter: bool, opaque: bool) -> DelayKind {
+    if growth || (counter && !opaque) {
+        DelayKind::Growing
+    } else if opaque {
+        DelayKind::Unknown
+    } else {
+        DelayKind::Constant
+    }
+}
+
+fn delay_of(span: Span, t: Taint) -> Delay {
+    let kind = if t.server {
+        DelayKind::Server
+    } else {
+        kind_of(t.growth, t.counter, t.opaque)
+    };
+    let fallback = t
+        .fallback
+        .filter(|_| t.server)
+        .map(|f| (kind_of(f.grows, false, f.opaque), f.random));
+    Delay {
+        span,
+        kind,
+        jitter: t.random,
+        capped: t.capped,
+        fallback,
+    }
+}
+
+fn tested_ops_mention(r: &FlowResult, index: &LineIndex<'_>, var: &str) -> bool {
+    r.tested_exprs.iter().any(|s| {
+        index
+            .text(*s)
+            .split(|c: char| !c.is_alphanumeric() && c != '_')
+            .any(|w| w == var)
+    })
+}
+
+fn mentions_retry_words(l: &Expr, fn_name: &str) -> bool {
+    if names::is_retry_word(fn_name) {
+        return true;
+    }
+    let text = quote::ToTokens::to_token_stream(l).to_string();
+    text.split(|c: char| !c.is_alphanumeric() && c != '_')
+        .any(names::is_retry_word)
+}
+
+/// Whether a tested result went through `error_for_status()`: in the tested expression itself, or
+/// in the `let` that the tested variable was bound by.
+fn tests_error_for_status(result: &FlowResult, body: &Block, index: &LineIndex<'_>) -> bool {
+    let tested: Vec<&str> = result.tested_exprs.iter().map(|s| index.text(*s)).collect();
+    if tested.iter().any(|t| t.contains("error_for_status")) {
+        return true;
+    }
+    struct L<'t> {
+        tested: &'t [&'t str],
+        found: bool,
+    }
+    impl<'ast> Visit<'ast> for L<'_> {
+        fn visit_local(&mut self, l: &'ast syn::Local) {
+            let mut names = Vec::new();
+            pat_bindings(&l.pat, &mut names);
+            if let Some(init) = &l.init {
+                if names
+                    .iter()
+                    .any(|n| self.tested.iter().any(|t| t.trim() == n))
+                    && calls_method_expr(&init.expr, "error_for_status")
+                {
+                    self.found = true;
+                }
+            }
+            syn::visit::visit_local(self, l);
+        }
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    let mut l = L {
+        tested: &tested,
+        found: false,
+    };
+    l.visit_block(body);
+    l.found
+}
+
+fn calls_method_expr(e: &Expr, name: &str) -> bool {
+    let t = quote::ToTokens::to_token_stream(e).to_string();
+    t.contains(name)
+}
+
+fn contains_loop(body: &Block) -> bool {
+    struct C {
+        found: bool,
+    }
+    impl<'ast> Visit<'ast> for C {
+        fn visit_expr(&mut self, e: &'ast Expr) {
+            if matches!(e, Expr::Loop(_) | Expr::While(_) | Expr::ForLoop(_)) {
+                self.found = true;
+            } else if !self.found {
+                syn::visit::visit_expr(self, e);
+            }
+        }
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    let mut c = C { found: false };
+    c.visit_block(body);
+    c.found
+}
+
+#[allow(dead_code)]
+fn calls_method(body: &Block, name: &str) -> bool {
+    struct C<'n> {
+        name: &'n str,
+        found: bool,
+    }
+    impl<'ast> Visit<'ast> for C<'_> {
+        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            if m.method == self.name {
+                self.found = true;
+            }
+            syn::visit::visit_expr_method_call(self, m);
+        }
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    let mut c = C { name, found: false };
+    c.visit_block(body);
+    c.found
+}
+
+fn calls_itself(body: &Block, name: &str) -> bool {
+    struct C<'n> {
+        name: &'n str,
+        found: bool,
+    }
+    impl<'ast> Visit<'ast> for C<'_> {
+        fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+            if let Some(p) = names::callee_path(&c.func) {
+                let segs = names::segments(p);
+                if matches!(segs.as_slice(), [one] if one == self.name)
+                    || matches!(segs.as_slice(), [s, one] if s == "Self" && one == self.name)
+                {
+                    self.found = true;
+                }
+            }
+            syn::visit::visit_expr_call(self, c);
+        }
+        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            if m.method == self.name
+                && matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self"))
+            {
+                self.found = true;
+            }
+            syn::visit::visit_expr_method_call(self, m);
+        }
+        fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    let mut c = C { name, found: false };
+    c.visit_block(body);
+    c.found
+}
+
+/// Parameters passed to the recursive call as `p - 1`, `p + 1`, `p.saturating_sub(1)`.
+fn stepped_params(body: &Block, name: &str, locals: &Locals<'_>) -> Vec<String> {
+    struct S<'n> {
+        name: &'n str,
+        out: Vec<String>,
+    }
+    impl S<'_> {
+        fn args<'e, I: Iterator<Item = &'e Expr>>(&mut self, args: I) {
+            for a in args {
+                let stepped = match a {
+                    Expr::Binary(b) if matches!(b.op, syn::BinOp::Add(_) | syn::BinOp::Sub(_)) => {
+                        place_key(&b.left)
+                    }
+                    Expr::MethodCall(m)
+                        if matches!(
+                            m.method.to_string().as_str(),
+                            "saturating_sub"
+                                | "saturating_add"
+                                | "checked_sub"
+                                | "checked_add"
+                                | "wrapping_sub"
+                                | "wrapping_add"
+                        ) =>
+                    {
+                        place_key(&m.receiver)
+                    }
+                    _ => None,
+                };
+                if let Some(k) = stepped {
+                    self.out.push(k);
+                }
+            }
+        }
+    }
+    impl<'ast> Visit<'ast> for S<'_> {
+        fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+            if names::callee_path(&c.func).and_then(names::last).as_deref() == Some(self.name) {
+                self.args(c.args.iter());
+            }
+            syn::visit::visit_expr_call(self, c);
+        }
+        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            if m.method == self.name {
+                self.args(m.args.iter());
+            }
+            syn::visit::visit_expr_method_call(self, m);
+        }
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    let mut s = S {
+        name,
+        out: Vec::new(),
+    };
+    s.visit_block(body);
+    s.out
+        .retain(|k| locals.params.contains(k) || k.starts_with("self."));
+    s.out
+}
+
+/// Finds candidate loops (any depth, inside closures and async blocks too) and closures handed
+/// to retry helpers.
+struct LoopFinder<'a, 'c> {
+    loops: Vec<(&'a Expr, bool)>,
+    helper_closures: Vec<(&'a Expr, &'a Expr)>,
+    timeout_depth: usize,
+    scope: &'c FileScope<'a>,
+}
+
+impl<'a> LoopFinder<'a, '_> {
+    fn helper_args<I: Iterator<Item = &'a Expr>>(&mut self, call: &'a Expr, args: I) {
+        for a in args {
+            if let Expr::Closure(c) = a {
+                self.helper_closures.push((call, &c.body));
+            }
+        }
+    }
+}
+
+/// Calls whose closure argument runs once per attempt: local and crate retry helpers.
+fn is_retry_helper(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    n == "retry"
+        || n.starts_with("retry_")
+        || n.ends_with("_retry")
+        || n.contains("with_retr")
+        || n.contains("with_backoff")
+        || n == "retry_notify"
+        || n == "retry_fn"
+}
+
+impl<'a> Visit<'a> for LoopFinder<'a, '_> {
+    fn visit_expr(&mut self, e: &'a Expr) {
+        match e {
+            Expr::Loop(_) | Expr::While(_) | Expr::ForLoop(_) => {
+                self.loops.push((e, self.timeout_depth > 0));
+                syn::visit::visit_expr(self, e);
+            }
+            Expr::Call(c) => {
+                let name = names::callee_path(&c.func).map(|p| self.scope.resolve(p));
+                let last = name
+                    .as_ref()
+                    .and_then(|n| n.last().cloned())
+                    .unwrap_or_default();
+                let spawn_of_retry = name.as_ref().is_some_and(|n| {
+                    n.len() >= 2
+                        && n[n.len() - 1] == "spawn"
+                        && matches!(n[n.len() - 2].as_str(), "Retry" | "RetryIf")
+                });
+                if is_retry_helper(&last) || spawn_of_retry {
+                    self.helper_args(e, c.args.iter());
+                }
+                if is_timeout_fn(&last) {
+                    self.timeout_depth += 1;
+                    syn::visit::visit_expr(self, e);
+                    self.timeout_depth -= 1;
+                } else {
+                    syn::visit::visit_expr(self, e);
+                }
+            }
+            Expr::MethodCall(m) => {
+                let name = m.method.to_string();
+                if is_retry_helper(&name) {
+                    // `(|| async { .. }).retry(policy)`: the receiver is the operation.
+                    let recv = match &*m.receiver {
+                        Expr::Paren(p) => &*p.expr,
+                        other => other,
+                    };
+                    if let Expr::Closure(c) = recv {
+                        self.helper_closures.push((e, &c.body));
+                    }
+                    self.helper_args(e, m.args.iter());
+                }
+                if is_timeout_fn(&name) {
+                    self.timeout_depth += 1;
+                    self.visit_expr(&m.receiver);
+                    self.timeout_depth -= 1;
+                    for a in &m.args {
+                        self.visit_expr(a);
+                    }
+                } else {
+                    syn::visit::visit_expr(self, e);
+                }
+            }
+            _ => syn::visit::visit_expr(self, e),
+        }
+    }
+
+    fn visit_item(&mut self, _: &'a syn::Item) {}
+}
+
+/// Finds the sleeps of a body (not inside closures, async blocks, nested loops or items), and
+/// calls of local functions that may sleep.
+struct SleepFinder<'a, 'c> {
+    scope: &'c FileScope<'a>,
+    sleeps: Vec<(&'a Expr, Option<&'a Expr>)>,
+    helper_calls: Vec<(&'a Expr, String, Vec<&'a Expr>)>,
+}
+
+impl<'a> Visit<'a> for SleepFinder<'a, '_> {
+    fn visit_expr(&mut self, e: &'a Expr) {
+        match e {
+            Expr::Closure(_)
+            | Expr::Async(_)
+            | Expr::Loop(_)
+            | Expr::While(_)
+            | Expr::ForLoop(_) => {}
+            Expr::Call(c) => {
+                if let Some(p) = names::callee_path(&c.func) {
+                    let full = self.scope.resolve(p);
+                    if names::is_sleep_path(&full) {
+                        self.sleeps.push((e, c.args.first()));
+                    } else if let Some(last) = full.last() {
+                        if full.len() == 1
+                            || full.first().is_some_and(|s| s == "Self" || s == "self")
+                        {
+                            self.helper_calls
+                                .push((e, last.clone(), c.args.iter().collect()));
+                        }
+                    }
+                }
+                syn::visit::visit_expr(self, e);
+            }
+            Expr::MethodCall(m) => {
+                let name = m.method.to_string();
+                if names::is_sleep_method(&name) && m.args.len() == 1 {
+                    self.sleeps.push((e, m.args.first()));
+                } else if matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self")) {
+                    self.helper_calls.push((e, name, m.args.iter().collect()));
+                }
+                syn::visit::visit_expr(self, e);
+            }
+            _ => syn::visit::visit_expr(self, e),
+        }
+    }
+
+    fn visit_item(&mut self, _: &'a syn::Item) {}
+}

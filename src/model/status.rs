@@ -1,0 +1,511 @@
+//! Which HTTP statuses a condition or a match pattern admits, as a [`StatusSet`].
+
+use syn::{BinOp, Expr, Lit, Pat};
+
+use super::names;
+use super::scope::FileScope;
+use super::values::{returned_exprs, Locals};
+use super::StatusSet;
+
+/// The statuses for which a condition is true and false (`None` side: not about statuses).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sets {
+    pub then: StatusSet,
+    pub other: StatusSet,
+}
+
+/// Evaluates status tests with the file's consts and local functions in view.
+pub struct StatusEval<'a, 'c> {
+    pub file: &'c FileScope<'a>,
+    pub locals: &'c Locals<'a>,
+    /// Identifiers known to hold a status (parameters of a followed classifier function).
+    pub status_idents: Vec<String>,
+    pub depth: usize,
+}
+
+fn text(e: &impl quote::ToTokens) -> String {
+    e.to_token_stream().to_string()
+}
+
+impl<'a> StatusEval<'a, '_> {
+    /// Whether an expression holds an HTTP status (by how it reads, or what it was bound to).
+    #[must_use]
+    pub fn is_status_expr(&self, e: &Expr) -> bool {
+        self.is_status_expr_in(e, 0)
+    }
+
+    fn is_status_expr_in(&self, e: &Expr, depth: usize) -> bool {
+        let t = text(e);
+        if names::is_status_text(&t) {
+            return true;
+        }
+        if let Expr::Path(p) = e {
+            if p.path.segments.len() == 1 {
+                let id = p.path.segments[0].ident.to_string();
+                if self.status_idents.contains(&id) {
+                    return true;
+                }
+                if depth < 3 {
+                    if let Some(inits) = self.locals.lets.get(&id) {
+                        return inits.iter().any(|i| self.is_status_expr_in(i, depth + 1));
+                    }
+                }
+            }
+        }
+        match e {
+            Expr::MethodCall(m) => {
+                matches!(m.method.to_string().as_str(), "as_u16" | "code")
+                    && self.is_status_expr_in(&m.receiver, depth + 1)
+            }
+            Expr::Reference(r) => self.is_status_expr_in(&r.expr, depth),
+            Expr::Unary(u) => self.is_status_expr_in(&u.expr, depth),
+            Expr::Paren(p) => self.is_status_expr_in(&p.expr, depth),
+            _ => false,
+        }
+    }
+
+    /// A single status code written as a value: `429`, `StatusCode::TOO_MANY_REQUESTS`,
+    /// `StatusCode::from_u16(429).unwrap()`, `Some(StatusCode::OK)`, `StatusCode::OK.as_u16()`.
+    #[must_use]
+    pub fn code(&self, e: &Expr) -> Option<u16> {
+        match e {
+            Expr::Lit(l) => match &l.lit {
+                Lit::Int(i) => i
+                    .base10_parse::<u16>()
+                    .ok()
+                    .filter(|c| (100..=599).contains(c)),
+                _ => None,
+            },
+            Expr::Path(p) => {
+                let last = names::last(&p.path)?;
+                names::status_const(&last).or_else(|| {
+                    let c = self.file.constant(&p.path)?;
+                    self.code(c)
+                })
+            }
+            Expr::Call(c) => {
+                let last = names::callee_path(&c.func).and_then(names::last)?;
+                match last.as_str() {
+                    "Some" | "from_u16" | "from" => c.args.first().and_then(|a| self.code(a)),
+                    _ => None,
+                }
+            }
+            Expr::MethodCall(m)
+                if matches!(
+                    m.method.to_string().as_str(),
+                    "as_u16" | "unwrap" | "expect" | "into" | "as_str"
+                ) =>
+            {
+                self.code(&m.receiver)
+            }
+            Expr::Paren(p) => self.code(&p.expr),
+            Expr::Reference(r) => self.code(&r.expr),
+            Expr::Cast(c) => self.code(&c.expr),
+            _ => None,
+        }
+    }
+
+    /// The statuses a pattern matches, when it names statuses; `None` for catch-alls and for
+    /// patterns about something else.
+    #[must_use]
+    pub fn pattern(&self, pat: &Pat) -> Option<StatusSet> {
+        match pat {
+            Pat::Lit(l) => match &l.lit {
+                Lit::Int(i) => i
+                    .base10_parse::<u16>()
+                    .ok()
+                    .filter(|c| (100..=599).contains(c))
+                    .map(StatusSet::single),
+                _ => None,
+            },
+            Pat::Range(r) => {
+                let lo = r.start.as_deref().and_then(|e| self.code(e)).unwrap_or(100);
+                let hi = match (&r.end, &r.limits) {
+                    (Some(e), syn::RangeLimits::Closed(_)) => self.code(e)?,
+                    (Some(e), syn::RangeLimits::HalfOpen(_)) => {
+                        // 500..600: 600 is not a status, so read the literal directly.
+                        let v = match &**e {
+                            Expr::Lit(syn::ExprLit {
+                                lit: Lit::Int(i), ..
+                            }) => i.base10_parse::<u16>().ok()?,
+                            other => self.code(other)?,
+                        };
+                        v.checked_sub(1)?
+                    }
+                    (None, _) => 599,
+                };
+                Some(StatusSet::range(lo, hi))
+            }
+            Pat::Path(p) => {
+                let last = names::last(&p.path)?;
+                names::status_const(&last)
+                    .or_else(|| self.file.constant(&p.path).and_then(|c| self.code(c)))
+                    .map(StatusSet::single)
+            }
+            Pat::Or(o) => {
+                let mut s = StatusSet::empty();
+                for case in &o.cases {
+                    s = s.union(self.pattern(case)?);
+                }
+                Some(s)
+            }
+            Pat::TupleStruct(t) => {
+                // Some(StatusCode::TOO_MANY_REQUESTS)
+                let last = names::last(&t.path)?;
+                if last == "Some" && t.elems.len() == 1 {
+                    self.pattern(&t.elems[0])
+                } else {
+                    None
+                }
+            }
+            Pat::Ident(i) => i.subpat.as_ref().and_then(|(_, p)| self.pattern(p)),
+            Pat::Paren(p) => self.pattern(&p.pat),
+            Pat::Reference(r) => self.pattern(&r.pat),
+            _ => None,
+        }
+    }
+
+    /// The statuses for which `cond` holds and fails, when it tests a status.
+    #[must_use]
+    pub fn cond(&self, cond: &Expr) -> Option<Sets> {
+        let atom = |s: StatusSet| {
+            Some(Sets {
+                then: s,
+                other: s.complement(),
+            })
+        };
+        match cond {
+            Expr::Paren(p) => self.cond(&p.expr),
+            Expr::Group(g) => self.cond(&g.expr),
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Not(_)) => {
+                self.cond(&u.expr).map(|s| Sets {
+                    then: s.other,
+                    other: s.then,
+                })
+            }
+            Expr::Binary(b) => match b.op {
+                BinOp::And(_) => {
+                    let (l, r) = (self.cond(&b.left), self.cond(&b.right));
+                    if l.is_none() && r.is_none() {
+                        return None;
+                    }
+                    let all = StatusSet::all();
+                    let lt = l.map_or(all, |s| s.then);
+                    let rt = r.map_or(all, |s| s.then);
+                    let lo = l.map_or(all, |s| s.other);
+                    let ro = r.map_or(all, |s| s.other);
+                    Some(Sets {
+                        then: lt.intersect(rt),
+                        other: lo.union(ro),
+                    })
+                }
+                BinOp::Or(_) => {
+                    let (l, r) = (self.cond(&b.left), self.cond(&b.right));
+                    if l.is_none() && r.is_none() {
+                        return None;
+                    }
+                    let all = StatusSet::all();
+                    let lt = l.map_or(all, |s| s.then);
+                    let rt = r.map_or(all, |s| s.then);
+                    let lo = l.map_or(all, |s| s.other);
+                    let ro = r.map_or(all, |s| s.other);
+                    Some(Sets {
+                        then: lt.union(rt),
+                        other: lo.intersect(ro),
+                    })
+                }
+                BinOp::Eq(_)
+                | BinOp::Ne(_)
+                | BinOp::Lt(_)
+                | BinOp::Le(_)
+                | BinOp::Gt(_)
+                | BinOp::Ge(_) => self.comparison(b).and_then(atom),
+                _ => None,
+            },
+            Expr::MethodCall(m) => self.method_cond(m).and_then(atom),
+            Expr::Macro(m) if names::last(&m.mac.path).as_deref() == Some("matches") => {
+                let (scrutinee, pat) = parse_matches(&m.mac)?;
+                if !self.is_status_expr(&scrutinee) {
+                    return None;
+                }
+                self.pattern(&pat).and_then(atom)
+            }
+            Expr::Let(l) => {
+                if self.is_status_expr(&l.expr) {
+                    self.pattern(&l.pat).and_then(atom)
+                } else {
+                    None
+                }
+            }
+            Expr::Call(c) => self.classifier_call(&c.func, c.args.iter()).and_then(atom),
+            _ => None,
+        }
+    }
+
+    fn method_cond(&self, m: &syn::ExprMethodCall) -> Option<StatusSet> {
+        let name = m.method.to_string();
+        match name.as_str() {
+            "is_success" => Some(StatusSet::range(200, 299)),
+            "is_client_error" => Some(StatusSet::range(400, 499)),
+            "is_server_error" => Some(StatusSet::range(500, 599)),
+            "is_redirection" => Some(StatusSet::range(300, 399)),
+            "is_informational" => Some(StatusSet::range(100, 199)),
+            "contains" => {
+                let arg = m.args.first()?;
+                if !self.is_status_expr(arg) && !self.is_status_collection(&m.receiver) {
+                    return None;
+                }
+                self.collection(&m.receiver)
+            }
+            "map_or" | "is_some_and" | "map_or_else" => {
+                // e.status().map_or(false, |s| s.is_server_error())
+                let closure = m.args.iter().find_map(|a| match a {
+                    Expr::Closure(c) => Some(c),
+                    _ => None,
+                })?;
+                if !self.is_status_expr(&m.receiver) {
+                    return None;
+                }
+                let inner = StatusEval {
+                    file: self.file,
+                    locals: self.locals,
+                    status_idents: closure_params(closure),
+                    depth: self.depth,
+                };
+                inner.cond(&closure.body).map(|s| s.then)
+            }
+            _ => self.classifier_call_method(m),
+        }
+    }
+
+    fn classifier_call_method(&self, m: &syn::ExprMethodCall) -> Option<StatusSet> {
+        let name = m.method.to_string();
+        self.follow(&name, m.args.iter())
+    }
+
+    fn classifier_call<'e, I: Iterator<Item = &'e Expr>>(
+        &self,
+        func: &Expr,
+        args: I,
+    ) -> Option<StatusSet> {
+        let name = names::callee_path(func).and_then(names::last)?;
+        self.follow(&name, args)
+    }
+
+    /// `is_retryable(status)`: follows a local predicate one level, its parameter standing for
+    /// the status.
+    fn follow<'e, I: Iterator<Item = &'e Expr>>(&self, name: &str, args: I) -> Option<StatusSet> {
+        if self.depth > 0 {
+            return None;
+        }
+        let args: Vec<&Expr> = args.collect();
+        if !args.iter().any(|a| self.is_status_expr(a)) {
+            // A predicate over the whole response (`should_retry(&resp)`) still counts when its
+            // parameter is then asked for its status.
+            if args.is_empty() {
+                return None;
+            }
+        }
+        let f = self.file.function(name)?;
+        let params: Vec<String> = f
+            .sig
+            .inputs
+            .iter()
+            .filter_map(|a| match a {
+                syn::FnArg::Typed(t) => {
+                    let mut v = Vec::new();
+                    super::values::pat_bindings(&t.pat, &mut v);
+                    Some(v)
+                }
+                syn::FnArg::Receiver(_) => None,
+            })
+            .flatten()
+            .collect();
+        let locals = Locals::of_fn(&f);
+        let inner = StatusEval {
+            file: self.file,
+            locals: &locals,
+            status_idents: params,
+            depth: self.depth + 1,
+        };
+        let mut set: Option<StatusSet> = None;
+        for e in returned_exprs(f.block) {
+            let s = inner.bool_valued(e)?;
+            set = Some(set.map_or(s, |acc| acc.union(s)));
+        }
+        set
+    }
+
+    /// The statuses for which a bool-valued expression is `true`: a condition, or a `match` whose
+    /// arms are `true`/`false`.
+    fn bool_valued(&self, e: &Expr) -> Option<StatusSet> {
+        match e {
+            Expr::Lit(syn::ExprLit {
+                lit: Lit::Bool(b), ..
+            }) => Some(if b.value {
+                StatusSet::all()
+            } else {
+                StatusSet::empty()
+            }),
+            Expr::Match(m) if self.is_status_expr(&m.expr) => {
+                let mut remaining = StatusSet::all();
+                let mut yes = StatusSet::empty();
+                for arm in &m.arms {
+                    let pat = self
+                        .pattern(&arm.pat)
+                        .unwrap_or(remaining)
+                        .intersect(remaining);
+                    let pat = match &arm.guard {
+                        Some((_, g)) => pat.intersect(self.cond(g)?.then),
+                        None => pat,
+                    };
+                    if arm.guard.is_none() {
+                        remaining = remaining.intersect(pat.complement());
+                    }
+                    let v = self.bool_valued(&arm.body)?;
+                    yes = yes.union(pat.intersect(v));
+                }
+                Some(yes)
+            }
+            Expr::Block(b) => match b.block.stmts.last() {
+                Some(syn::Stmt::Expr(e, None)) => self.bool_valued(e),
+                _ => None,
+            },
+            Expr::Paren(p) => self.bool_valued(&p.expr),
+            other => self.cond(other).map(|s| s.then),
+        }
+    }
+
+    fn comparison(&self, b: &syn::ExprBinary) -> Option<StatusSet> {
+        let (code, flipped, other) = match (self.code(&b.left), self.code(&b.right)) {
+            (None, Some(c)) => (c, false, &*b.left),
+            (Some(c), None) => (c, true, &*b.right),
+            _ => return None,
+        };
+        let named_const = |e: &Expr| matches!(e, Expr::Path(_) | Expr::Call(_));
+        let code_side = if flipped { &*b.left } else { &*b.right };
+        if !self.is_status_expr(other) && !named_const(code_side) {
+            return None;
+        }
+        if !self.is_status_expr(other) && !text(code_side).contains("StatusCode") {
+            // `x == Some(429)` without anything saying x is a status: not ours.
+            if !matches!(code_side, Expr::Path(_)) {
+                return None;
+            }
+        }
+        // Normalise to `status OP code`.
+        let op = if flipped { flip(b.op) } else { b.op };
+        Some(match op {
+            BinOp::Eq(_) => StatusSet::single(code),
+            BinOp::Ne(_) => StatusSet::single(code).complement(),
+            BinOp::Lt(_) => StatusSet::range(100, code.saturating_sub(1)),
+            BinOp::Le(_) => StatusSet::range(100, code),
+            BinOp::Gt(_) => StatusSet::range(code + 1, 599),
+            BinOp::Ge(_) => StatusSet::range(code, 599),
+            _ => return None,
+        })
+    }
+
+    fn is_status_collection(&self, e: &Expr) -> bool {
+        names::is_status_text(&text(e)) || text(e).to_ascii_lowercase().contains("retryable")
+    }
+
+    /// `[429, 503]`, `RETRYABLE` (a const array), `(500..600)`, `&[StatusCode::X, ...]`.
+    fn collection(&self, e: &Expr) -> Option<StatusSet> {
+        match e {
+            Expr::Array(a) => {
+                let mut s = StatusSet::empty();
+                for el in &a.elems {
+                    s.insert(self.code(el)?);
+                }
+                Some(s)
+            }
+            Expr::Reference(r) => self.collection(&r.expr),
+            Expr::Paren(p) => self.collection(&p.expr),
+            Expr::Range(r) => {
+                let lo = r.start.as_deref().and_then(|e| self.code(e)).unwrap_or(100);
+                let hi = match (&r.end, &r.limits) {
+                    (Some(e), syn::RangeLimits::Closed(_)) => self.code(e)?,
+                    (Some(e), syn::RangeLimits::HalfOpen(_)) => match &**e {
+                        Expr::Lit(syn::ExprLit {
+                            lit: Lit::Int(i), ..
+                        }) => i.base10_parse::<u16>().ok()?.checked_sub(1)?,
+                        other => self.code(other)?.checked_sub(1)?,
+                    },
+                    (None, _) => 599,
+                };
+                Some(StatusSet::range(lo, hi))
+            }
+            Expr::Path(p) => {
+                let c = if p.path.segments.len() == 1 {
+                    let id = p.path.segments[0].ident.to_string();
+                    self.locals
+                        .lets
+                        .get(&id)
+                        .and_then(|v| v.first().copied())
+                        .or_else(|| self.file.consts.get(&id).copied())
+                } else {
+                    self.file.constant(&p.path)
+                }?;
+                self.collection(c)
+            }
+            Expr::MethodCall(m)
+                if matches!(
+                    m.method.to_string().as_str(),
+                    "iter" | "as_slice" | "to_vec"
+                ) =>
+            {
+                self.collection(&m.receiver)
+            }
+            Expr::Macro(m) if names::last(&m.mac.path).as_deref() == Some("vec") => {
+                let args = m
+                    .mac
+                    .parse_body_with(
+                        syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated,
+                    )
+                    .ok()?;
+                let mut s = StatusSet::empty();
+                for el in &args {
+                    s.insert(self.code(el)?);
+                }
+                Some(s)
+            }
+            _ => None,
+        }
+    }
+}
+
+fn flip(op: BinOp) -> BinOp {
+    match op {
+        BinOp::Lt(t) => BinOp::Gt(syn::Token![>](t.span)),
+        BinOp::Le(t) => BinOp::Ge(syn::Token![>=](t.spans)),
+        BinOp::Gt(t) => BinOp::Lt(syn::Token![<](t.span)),
+        BinOp::Ge(t) => BinOp::Le(syn::Token![<=](t.spans)),
+        other => other,
+    }
+}
+
+fn closure_params(c: &syn::ExprClosure) -> Vec<String> {
+    let mut v = Vec::new();
+    for p in &c.inputs {
+        super::values::pat_bindings(p, &mut v);
+    }
+    v
+}
+
+/// The two halves of `matches!(expr, pattern)`.
+#[must_use]
+pub fn parse_matches(mac: &syn::Macro) -> Option<(Expr, Pat)> {
+    mac.parse_body_with(|input: syn::parse::ParseStream| {
+        let e: Expr = input.parse()?;
+        input.parse::<syn::Token![,]>()?;
+        let p = Pat::parse_multi_with_leading_vert(input)?;
+        if input.peek(syn::Token![if]) {
+            input.parse::<syn::Token![if]>()?;
+            let _: Expr = input.parse()?;
+        }
+        let _ = input.parse::<Option<syn::Token![,]>>()?;
+        Ok((e, p))
+    })
+    .ok()
+}
