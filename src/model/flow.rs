@@ -233,6 +233,22 @@ impl<'a, 'c> Flow<'a, 'c> {
         self.record_continue(out, end);
     }
 
+    /// Walks a `while` loop: the condition is the first test (`while res.is_err()`,
+    /// `while !res.status().is_success() && attempt < 3`); leaving by it is success or a limit.
+    pub fn run_while(&mut self, cond: &'a Expr, body: &'a Block, end: Span) {
+        let info = self.cond_info(cond);
+        let span = self.index.of(cond);
+        let text = short(self.index.text(span));
+        let set = info.then_set.map(|s| (s, span, format!("`{text}`")));
+        let mut states = self.refined(&[PathState::start(Outcome::Neutral)], info.then_o, set);
+        Self::hint(&mut states, self.bound_kind_of(cond));
+        if info.then_o.may_fail() {
+            self.result.success_exit = true;
+        }
+        let out = self.block(body, states);
+        self.record_continue(out, end);
+    }
+
     /// Walks a function body for self-calls; falling off the end returns.
     pub fn run_fn_body(&mut self, body: &'a Block) {
         let out = self.block(body, vec![PathState::start(Outcome::Neutral)]);
@@ -458,6 +474,10 @@ impl<'a, 'c> Flow<'a, 'c> {
                 self.depth -= 1;
                 states
             }
+            // `Box::pin(async move { .. self.f(..).await })`: the body of a recursive function.
+            Expr::Async(a) if matches!(self.mode, Mode::Recursion(_)) => {
+                self.block(&a.block, states)
+            }
             Expr::Closure(_) | Expr::Async(_) | Expr::Const(_) => states,
             Expr::Macro(m) => self.mac(&m.mac, states),
             Expr::Call(c) => {
@@ -490,8 +510,14 @@ impl<'a, 'c> Flow<'a, 'c> {
                 let states = self.expr(&a.right, states);
                 if let Some(k) = place_key(&a.left) {
                     if self.flag_vars.contains(&k) && self.depth == 0 {
-                        self.record_exit(&states);
-                        return Vec::new();
+                        // `done = true`, or storing the result on success: the loop's condition
+                        // now ends it. Re-running the operation into the tested variable does not.
+                        let literal = matches!(&*a.right, Expr::Lit(_));
+                        let (leaving, staying): (Vec<PathState>, Vec<PathState>) = states
+                            .into_iter()
+                            .partition(|s| literal || matches!(s.outcome, Outcome::Success));
+                        self.record_exit(&leaving);
+                        return staying;
                     }
                 }
                 states
@@ -612,6 +638,7 @@ impl<'a, 'c> Flow<'a, 'c> {
         let classified = self.mentions_err(&states, &m.expr);
         let mut seen_ok = false;
         let mut seen_err = false;
+        let mut seen_result_pattern = false;
         let mut remaining = StatusSet::all();
         // `match delays.next() { Some(d) => .., None => return Err(e) }`: a schedule.
         let scrutinee_bound = self
@@ -629,12 +656,15 @@ impl<'a, 'c> Flow<'a, 'c> {
                 None if catch_all => match (seen_ok, seen_err) {
                     (true, false) => Outcome::Failure,
                     (false, true) => Outcome::Success,
+                    // Guarded `Ok`/`Err` arms before: what is left is some of each.
+                    _ if seen_result_pattern => Outcome::Mixed,
                     _ => Outcome::Neutral,
                 },
                 None => Outcome::Neutral,
             };
             if matches!(pat_o, Some(Outcome::Success | Outcome::Failure)) {
                 self.note_tested(&m.expr, o);
+                seen_result_pattern = true;
             }
             let mut readiness = pat_mentions_readiness(&arm.pat);
             let pat_span = self.index.of(&arm.pat);
@@ -652,6 +682,13 @@ impl<'a, 'c> Flow<'a, 'c> {
                 };
                 set = Some((s, pat_span, reason));
             }
+            let mut binding = Vec::new();
+            super::values::pat_bindings(&arm.pat, &mut binding);
+            // A guard inspects the error when it reads the binding (`Err(e) if e.is_timeout()`),
+            // or, for `Err(Kind::X)`-style patterns, when it tests more than the attempt count.
+            let inspects_error = |g: &Expr| {
+                binding.iter().any(|b| mentions(g, b)) || (binding.is_empty() && !is_bound_only(g))
+            };
             let mut arm_classified =
                 classified || (earlier_err_guard && pat_o == Some(Outcome::Failure));
             let mut arm_bound = scrutinee_bound.or(earlier_bound);
@@ -660,13 +697,13 @@ impl<'a, 'c> Flow<'a, 'c> {
                     arm_bound = Some(k);
                     earlier_bound = Some(k);
                 }
-                if pat_o == Some(Outcome::Failure) {
-                    earlier_err_guard = true;
-                }
                 let gi = self.cond_info(g);
+                if pat_o == Some(Outcome::Failure) && (inspects_error(g) || gi.then_set.is_some()) {
+                    earlier_err_guard = true;
+                    arm_classified = true;
+                }
                 o = o.refine(gi.then_o);
                 readiness |= gi.readiness;
-                arm_classified = true;
                 if let Some(gs) = gi.then_set {
                     let g_span = self.index.of(&**g);
                     let reason = format!("`{}`", short(self.index.text(g_span)));
@@ -685,11 +722,8 @@ impl<'a, 'c> Flow<'a, 'c> {
                     _ => {}
                 }
             }
-            let err_arm = (pat_o == Some(Outcome::Failure) && arm.guard.is_none()).then(|| {
-                let mut b = Vec::new();
-                super::values::pat_bindings(&arm.pat, &mut b);
-                (pat_span, b.into_iter().next())
-            });
+            let err_arm =
+                (pat_o == Some(Outcome::Failure)).then(|| (pat_span, binding.first().cloned()));
             let mut arm_states = self.refined(&states, o, set);
             for s in &mut arm_states {
                 s.readiness |= readiness;
@@ -873,6 +907,20 @@ fn mentions_readiness(e: &Expr) -> bool {
     let t = quote::ToTokens::to_token_stream(e).to_string();
     t.split(|c: char| !c.is_alphanumeric() && c != '_')
         .any(names::is_readiness_error)
+}
+
+/// A guard that only checks the attempt count or the clock (`if attempt < MAX`).
+fn is_bound_only(g: &Expr) -> bool {
+    let mut other = false;
+    for_each_name(g, &mut |name, _| {
+        let constant = name
+            .chars()
+            .all(|c| c.is_uppercase() || c == '_' || c.is_ascii_digit());
+        if !(names::is_counter_name(name) || names::is_time_name(name) || constant) {
+            other = true;
+        }
+    });
+    !other
 }
 
 fn mentions_call(e: &Expr) -> bool {

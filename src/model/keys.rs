@@ -33,6 +33,7 @@ pub fn per_attempt_keys<'a, T: KeyScan<'a>>(
         file,
         index,
         bindings: HashMap::new(),
+        weak: HashMap::new(),
         keys: Vec::new(),
         follow: true,
         current_fn,
@@ -68,6 +69,9 @@ pub struct Scanner<'a, 'c> {
     index: &'c LineIndex<'a>,
     /// Local name → the fresh value it holds.
     bindings: HashMap<String, Fresh>,
+    /// Fresh values bound to a name like `request_id` (also used for per-attempt trace ids):
+    /// reported once passed to a call that is not a header or a log line.
+    weak: HashMap<String, Fresh>,
     keys: Vec<PerAttemptKey>,
     /// Follow calls into local functions (off inside a followed function).
     follow: bool,
@@ -243,6 +247,41 @@ impl<'a> Scanner<'a, '_> {
     }
 }
 
+fn is_header_method(name: &str) -> bool {
+    matches!(
+        name,
+        "header"
+            | "insert"
+            | "append"
+            | "header_str"
+            | "set_header"
+            | "add_header"
+            | "with_header"
+            | "set"
+            | "insert_header"
+            | "append_header"
+    )
+}
+
+/// `x`, `&x`, `x.clone()`, `x.to_string()`, `x.as_str()`: the name passed.
+fn passed_name(e: &Expr) -> Option<String> {
+    match e {
+        Expr::Path(p) if p.path.segments.len() == 1 => Some(p.path.segments[0].ident.to_string()),
+        Expr::Reference(r) => passed_name(&r.expr),
+        Expr::Paren(p) => passed_name(&p.expr),
+        Expr::MethodCall(m)
+            if m.args.is_empty()
+                && matches!(
+                    m.method.to_string().as_str(),
+                    "clone" | "to_string" | "as_str" | "to_owned" | "into" | "as_ref"
+                ) =>
+        {
+            passed_name(&m.receiver)
+        }
+        _ => None,
+    }
+}
+
 fn receiver_is_rng(e: &Expr) -> bool {
     let t = quote::ToTokens::to_token_stream(e)
         .to_string()
@@ -276,6 +315,8 @@ impl<'a> Visit<'a> for Scanner<'a, '_> {
                 for b in &bound {
                     if names::is_strong_key_name(b) {
                         self.report(f.clone(), format!("`{b}`"), None, None);
+                    } else if names::is_key_name(b) {
+                        self.weak.insert(b.clone(), f.clone());
                     }
                     self.bindings.insert(b.clone(), f.clone());
                 }
@@ -288,11 +329,7 @@ impl<'a> Visit<'a> for Scanner<'a, '_> {
         let name = m.method.to_string();
         let args: Vec<&'a Expr> = m.args.iter().collect();
         match (name.as_str(), args.as_slice()) {
-            (
-                "header" | "insert" | "append" | "header_str" | "set_header" | "add_header"
-                | "with_header" | "set",
-                [k, v],
-            ) => {
+            (h, [k, v]) if is_header_method(h) => {
                 if let Some(h) = header_name(k).filter(|h| names::is_strong_key_name(h)) {
                     if let Some(f) = self.fresh_in(v) {
                         self.report(f, format!("the `{h}` header"), None, None);
@@ -306,6 +343,9 @@ impl<'a> Visit<'a> for Scanner<'a, '_> {
             }
             _ => {}
         }
+        if !is_header_method(&name) {
+            self.weak_args(&name, m.args.iter());
+        }
         let on_self = matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self"));
         if self.follow && on_self {
             if let Some(k) = self.followed_call(&name, m) {
@@ -316,6 +356,9 @@ impl<'a> Visit<'a> for Scanner<'a, '_> {
     }
 
     fn visit_expr_call(&mut self, c: &'a syn::ExprCall) {
+        if let Some(name) = names::callee_path(&c.func).and_then(names::last) {
+            self.weak_args(&name, c.args.iter());
+        }
         if self.follow {
             let local = names::callee_path(&c.func).filter(|p| {
                 p.segments.len() == 1 || (p.segments.len() == 2 && p.segments[0].ident == "Self")
@@ -350,6 +393,17 @@ impl<'a> Visit<'a> for Scanner<'a, '_> {
 }
 
 impl<'a> Scanner<'a, '_> {
+    /// A `request_id`-named fresh value passed to the operation: sent as a key.
+    fn weak_args<I: Iterator<Item = &'a Expr>>(&mut self, callee: &str, args: I) {
+        for a in args {
+            if let Some(n) = passed_name(a) {
+                if let Some(f) = self.weak.get(&n).cloned() {
+                    self.report(f, format!("`{n}`, passed to `{callee}`"), None, None);
+                }
+            }
+        }
+    }
+
     /// A call to a function of this file that makes and sends a key: reported at the call.
     fn followed_call<T: syn::spanned::Spanned>(
         &self,
@@ -364,6 +418,7 @@ impl<'a> Scanner<'a, '_> {
             file: self.file,
             index: self.index,
             bindings: HashMap::new(),
+            weak: HashMap::new(),
             keys: Vec::new(),
             follow: false,
             current_fn: name,

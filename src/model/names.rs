@@ -29,7 +29,7 @@ pub fn is_sleep_path(full: &[String]) -> bool {
         return false;
     };
     match last.as_str() {
-        "sleep" | "delay_for" | "sleep_ms" | "park_timeout" => true,
+        "sleep" | "delay_for" | "sleep_ms" | "park_timeout" | "sleep_until" | "delay_until" => true,
         // futures_timer::Delay::new(d), async_io::Timer::after(d), smol::Timer::after(d)
         "new" | "after" => {
             full.len() >= 2 && matches!(full[full.len() - 2].as_str(), "Delay" | "Timer")
@@ -237,6 +237,48 @@ pub fn is_spin_operation(name: &str) -> bool {
     )
 }
 
+/// Operations that talk to another process: their failures are worth retrying.
+pub fn is_io_operation(name: &str) -> bool {
+    matches!(
+        name,
+        "connect"
+            | "connect_timeout"
+            | "send"
+            | "send_to"
+            | "request"
+            | "call"
+            | "execute"
+            | "query"
+            | "fetch"
+            | "get"
+            | "post"
+            | "put"
+            | "patch"
+            | "delete"
+            | "open"
+            | "lookup"
+            | "lookup_host"
+            | "resolve"
+            | "publish"
+            | "upload"
+            | "download"
+            | "invoke"
+            | "dial"
+            | "handshake"
+            | "login"
+            | "authenticate"
+            | "bind"
+            | "subscribe"
+            | "send_request"
+            | "get_object"
+            | "put_object"
+            | "write_all"
+            | "flush"
+            | "sync"
+            | "commit"
+    )
+}
+
 /// Key constructors: (path tail, display name). A path matches when it ends with the tail.
 const KEY_CONSTRUCTORS: &[(&[&str], &str)] = &[
     (&["Uuid", "new_v4"], "Uuid::new_v4()"),
@@ -396,8 +438,18 @@ pub fn status_const(name: &str) -> Option<u16> {
 /// Whether an expression's text reads like an HTTP status (`resp.status()`, `status_code`,
 /// `code.as_u16()`).
 pub fn is_status_text(text: &str) -> bool {
-    let t = text.to_ascii_lowercase();
-    t.contains("status") || t.contains("as_u16") || t.contains("http_code")
+    text.split(|c: char| !c.is_alphanumeric() && c != '_')
+        .any(|w| {
+            let w = w.to_ascii_lowercase();
+            w == "status"
+                || w == "statuscode"
+                || w == "status_code"
+                || w == "as_u16"
+                || w == "http_code"
+                || w == "http_status"
+                || (w.starts_with("status_") && !w.starts_with("status_text"))
+                || (w.ends_with("_status") && !w.starts_with("error_for"))
+        })
 }
 
 /// The name of the outermost call of an expression: `delays.next()` → `next`.

@@ -190,7 +190,12 @@ impl<'a> Builder<'a, '_> {
             }
         }
         let body_end = self.index.of(&body.brace_token.span.close());
-        flow.run_loop_body(body, start, body_end);
+        match l {
+            Expr::While(w) if !matches!(&*w.cond, Expr::Let(_)) => {
+                flow.run_while(&w.cond, body, body_end);
+            }
+            _ => flow.run_loop_body(body, start, body_end),
+        }
         let mut result = flow.result;
         if start.may_fail() {
             // `while res.is_err()`: the loop leaves when the operation succeeds.
@@ -206,7 +211,7 @@ impl<'a> Builder<'a, '_> {
             params: None,
             current_fn: fn_name,
         };
-        let delays = self.delays(body, &values);
+        let delays = self.delays(body, &values, false);
         // A `for` over a list of alternatives (addresses, mirrors) tries each once: not a retry.
         if let Expr::ForLoop(f) = l {
             if extra_counters.is_empty() && !loop_vars.is_empty() && !is_schedule_iter(&f.expr) {
@@ -219,7 +224,11 @@ impl<'a> Builder<'a, '_> {
             }
         }
         let has_counter = !facts.counters.is_empty();
-        if delays.is_empty() && !has_counter && !mentions_retry_words(l, fn_name) {
+        if delays.is_empty()
+            && !has_counter
+            && !mentions_retry_words(l, fn_name)
+            && !logs_and_does_io(l, &result)
+        {
             return None;
         }
         let bound = self.loop_bound(l, &result, &facts, in_timeout);
@@ -270,11 +279,14 @@ impl<'a> Builder<'a, '_> {
     }
 
     /// The waits in a body: sleep calls, and calls of local functions that sleep.
-    fn delays(&self, body: &'a Block, values: &ValueCx<'a, '_>) -> Vec<Delay> {
+    /// `enter_async`: the body is a function's whose async block is its future
+    /// (`Box::pin(async move { .. })`), so sleeps in async blocks count.
+    fn delays(&self, body: &'a Block, values: &ValueCx<'a, '_>, enter_async: bool) -> Vec<Delay> {
         let mut finder = SleepFinder {
             scope: self.scope,
             sleeps: Vec::new(),
             helper_calls: Vec::new(),
+            enter_async,
         };
         finder.visit_block(body);
         let mut out = Vec::new();
@@ -309,6 +321,7 @@ impl<'a> Builder<'a, '_> {
             scope: self.scope,
             sleeps: Vec::new(),
             helper_calls: Vec::new(),
+            enter_async: true,
         };
         inner.visit_block(f.block);
         let (_, arg) = match inner.sleeps.as_slice() {
@@ -388,8 +401,9 @@ impl<'a> Builder<'a, '_> {
         if !calls_itself(f.block, &name) {
             return None;
         }
-        let counters: Vec<String> = stepped_params(f.block, &name, locals);
-        let facts = LoopFacts::collect(f.block, &counters);
+        let mut facts = LoopFacts::collect(f.block, &[]);
+        recursive_arg_mutations(f, &name, &mut facts);
+        let counters: Vec<String> = facts.counters.iter().cloned().collect();
         let status = StatusEval {
             file: self.scope,
             locals,
@@ -414,7 +428,7 @@ impl<'a> Builder<'a, '_> {
             params: None,
             current_fn: &name,
         };
-        let delays = self.delays(f.block, &values);
+        let delays = self.delays(f.block, &values, true);
         let retry_named = names::is_retry_word(&name)
             || f.sig
                 .inputs
@@ -423,8 +437,8 @@ impl<'a> Builder<'a, '_> {
         if delays.is_empty() && counters.is_empty() && !retry_named {
             return None;
         }
-        let bound = if !counters.is_empty() || result.bounded_by.is_some() {
-            Bound::Bounded(result.bounded_by.unwrap_or(BoundKind::Counter))
+        let bound = if let Some(k) = result.bounded_by {
+            Bound::Bounded(k)
         } else if deadline {
             Bound::Bounded(BoundKind::Deadline)
         } else {
@@ -670,6 +684,27 @@ fn tested_ops_mention(r: &FlowResult, index: &LineIndex<'_>, var: &str) -> bool 
     })
 }
 
+/// An I/O operation whose failure is logged before going round again: a retry even without a
+/// pause or a counter (a compare-and-swap or a parse loop neither logs nor does I/O).
+fn logs_and_does_io(l: &Expr, result: &FlowResult) -> bool {
+    let io = result.tested_ops.iter().any(|o| names::is_io_operation(o));
+    if !io {
+        return false;
+    }
+    let text = quote::ToTokens::to_token_stream(l).to_string();
+    text.split(|c: char| !c.is_alphanumeric() && c != '_')
+        .any(|w| {
+            matches!(
+                w,
+                "error" | "warn" | "info" | "debug" | "trace" | "eprintln" | "println" | "log"
+            )
+        })
+        || result
+            .tested_ops
+            .iter()
+            .any(|o| matches!(o.as_str(), "connect" | "send_to" | "send"))
+}
+
 fn mentions_retry_words(l: &Expr, fn_name: &str) -> bool {
     if names::is_retry_word(fn_name) {
         return true;
@@ -792,63 +827,66 @@ fn calls_itself(body: &Block, name: &str) -> bool {
     c.found
 }
 
-/// Parameters passed to the recursive call as `p - 1`, `p + 1`, `p.saturating_sub(1)`.
-fn stepped_params(body: &Block, name: &str, locals: &Locals<'_>) -> Vec<String> {
-    struct S<'n> {
+/// The arguments of the recursive calls as assignments to the parameters: `f(attempt + 1)` is
+/// `attempt = attempt + 1` (a counter), `f(backoff * 2)` is `backoff = backoff * 2` (growth).
+fn recursive_arg_mutations<'a>(f: LocalFn<'a>, name: &str, facts: &mut LoopFacts<'a>) {
+    struct S<'a, 'n> {
         name: &'n str,
-        out: Vec<String>,
+        calls: Vec<Vec<&'a Expr>>,
     }
-    impl S<'_> {
-        fn args<'e, I: Iterator<Item = &'e Expr>>(&mut self, args: I) {
-            for a in args {
-                let stepped = match a {
-                    Expr::Binary(b) if matches!(b.op, syn::BinOp::Add(_) | syn::BinOp::Sub(_)) => {
-                        place_key(&b.left)
-                    }
-                    Expr::MethodCall(m)
-                        if matches!(
-                            m.method.to_string().as_str(),
-                            "saturating_sub"
-                                | "saturating_add"
-                                | "checked_sub"
-                                | "checked_add"
-                                | "wrapping_sub"
-                                | "wrapping_add"
-                        ) =>
-                    {
-                        place_key(&m.receiver)
-                    }
-                    _ => None,
-                };
-                if let Some(k) = stepped {
-                    self.out.push(k);
+    impl<'a> Visit<'a> for S<'a, '_> {
+        fn visit_expr_call(&mut self, c: &'a syn::ExprCall) {
+            if let Some(p) = names::callee_path(&c.func) {
+                let segs = names::segments(p);
+                if matches!(segs.as_slice(), [one] if one == self.name)
+                    || matches!(segs.as_slice(), [s, one] if s == "Self" && one == self.name)
+                {
+                    self.calls.push(c.args.iter().collect());
                 }
-            }
-        }
-    }
-    impl<'ast> Visit<'ast> for S<'_> {
-        fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
-            if names::callee_path(&c.func).and_then(names::last).as_deref() == Some(self.name) {
-                self.args(c.args.iter());
             }
             syn::visit::visit_expr_call(self, c);
         }
-        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
-            if m.method == self.name {
-                self.args(m.args.iter());
+        fn visit_expr_method_call(&mut self, m: &'a syn::ExprMethodCall) {
+            if m.method == self.name
+                && matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self"))
+            {
+                self.calls.push(m.args.iter().collect());
             }
             syn::visit::visit_expr_method_call(self, m);
         }
-        fn visit_item(&mut self, _: &'ast syn::Item) {}
+        fn visit_item(&mut self, _: &'a syn::Item) {}
     }
     let mut s = S {
         name,
-        out: Vec::new(),
+        calls: Vec::new(),
     };
-    s.visit_block(body);
-    s.out
-        .retain(|k| locals.params.contains(k) || k.starts_with("self."));
-    s.out
+    s.visit_block(f.block);
+    let params: Vec<Option<String>> = f
+        .sig
+        .inputs
+        .iter()
+        .filter_map(|a| match a {
+            syn::FnArg::Typed(t) => Some(match &*t.pat {
+                syn::Pat::Ident(i) => Some(i.ident.to_string()),
+                _ => None,
+            }),
+            syn::FnArg::Receiver(_) => None,
+        })
+        .collect();
+    for args in s.calls {
+        for (p, a) in params.iter().zip(args) {
+            let Some(p) = p else { continue };
+            if place_key(a).as_deref() == Some(p.as_str()) || !super::values::mentions(a, p) {
+                continue;
+            }
+            facts
+                .mutations
+                .entry(p.clone())
+                .or_default()
+                .push(super::values::Mutation::Assign(a));
+        }
+    }
+    facts.recount();
 }
 
 /// Finds candidate loops (any depth, inside closures and async blocks too) and closures handed
@@ -948,11 +986,13 @@ struct SleepFinder<'a, 'c> {
     scope: &'c FileScope<'a>,
     sleeps: Vec<(&'a Expr, Option<&'a Expr>)>,
     helper_calls: Vec<(&'a Expr, String, Vec<&'a Expr>)>,
+    enter_async: bool,
 }
 
 impl<'a> Visit<'a> for SleepFinder<'a, '_> {
     fn visit_expr(&mut self, e: &'a Expr) {
         match e {
+            Expr::Async(a) if self.enter_async => self.visit_block(&a.block),
             Expr::Closure(_)
             | Expr::Async(_)
             | Expr::Loop(_)

@@ -42,7 +42,7 @@ impl<'a> StatusEval<'a, '_> {
         if let Expr::Path(p) = e {
             if p.path.segments.len() == 1 {
                 let id = p.path.segments[0].ident.to_string();
-                if self.status_idents.contains(&id) {
+                if self.status_idents.contains(&id) || self.locals.statuses.contains(&id) {
                     return true;
                 }
                 if depth < 3 {

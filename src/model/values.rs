@@ -140,6 +140,10 @@ pub struct Locals<'a> {
     /// `for x in ITER`: x → ITER.
     pub elements: HashMap<String, &'a Expr>,
     pub params: HashSet<String>,
+    /// Buffers filled with random bytes (`getrandom(&mut buf)`, `rng.fill(&mut buf)`).
+    pub randomized: HashSet<String>,
+    /// Names bound inside a `Status(..)` pattern (`Err(ureq::Error::Status(code, _))`).
+    pub statuses: HashSet<String>,
 }
 
 impl<'a> Locals<'a> {
@@ -176,6 +180,42 @@ impl<'a> Locals<'a> {
         pat_bindings(pat, &mut names);
         for n in names {
             self.lets.entry(n).or_default().push(value);
+        }
+        self.status_bindings(pat, false);
+    }
+
+    fn status_bindings(&mut self, pat: &Pat, inside_status: bool) {
+        match pat {
+            Pat::Ident(i) if inside_status => {
+                self.statuses.insert(i.ident.to_string());
+            }
+            Pat::TupleStruct(t) => {
+                let status = inside_status
+                    || names::last(&t.path).is_some_and(|n| n.contains("Status") || n == "Http");
+                for (i, p) in t.elems.iter().enumerate() {
+                    // `Status(code, response)`: only the first field is the code.
+                    self.status_bindings(p, status && i == 0);
+                }
+            }
+            Pat::Or(o) => o
+                .cases
+                .iter()
+                .for_each(|c| self.status_bindings(c, inside_status)),
+            Pat::Reference(r) => self.status_bindings(&r.pat, inside_status),
+            Pat::Paren(p) => self.status_bindings(&p.pat, inside_status),
+            _ => {}
+        }
+    }
+
+    fn randomize_args<'e, I: Iterator<Item = &'e Expr>>(&mut self, args: I) {
+        for a in args {
+            if let Expr::Reference(r) = a {
+                if r.mutability.is_some() {
+                    if let Some(k) = place_key(&r.expr) {
+                        self.randomized.insert(k);
+                    }
+                }
+            }
         }
     }
 }
@@ -218,6 +258,30 @@ impl<'a> Visit<'a> for Locals<'a> {
         syn::visit::visit_expr_closure(self, node);
     }
 
+    fn visit_expr_call(&mut self, node: &'a syn::ExprCall) {
+        if let Some(p) = names::callee_path(&node.func) {
+            let segs = names::segments(p);
+            if segs
+                .iter()
+                .any(|s| names::is_random_root(s) || names::is_random_name(s))
+            {
+                self.randomize_args(node.args.iter());
+            }
+        }
+        syn::visit::visit_expr_call(self, node);
+    }
+
+    fn visit_expr_method_call(&mut self, node: &'a syn::ExprMethodCall) {
+        let n = node.method.to_string();
+        if matches!(
+            n.as_str(),
+            "fill" | "fill_bytes" | "try_fill" | "try_fill_bytes"
+        ) {
+            self.randomize_args(node.args.iter());
+        }
+        syn::visit::visit_expr_method_call(self, node);
+    }
+
     fn visit_item(&mut self, _: &'a syn::Item) {}
 }
 
@@ -233,14 +297,18 @@ impl<'a> LoopFacts<'a> {
     pub fn collect<T: VisitTarget<'a>>(body: T, extra_counters: &[String]) -> Self {
         let mut f = LoopFacts::default();
         body.visit_with(&mut f);
-        let keys: Vec<String> = f.mutations.keys().cloned().collect();
-        for k in keys {
-            if f.mutations[&k].iter().any(|m| is_count_step(&k, *m)) {
-                f.counters.insert(k);
-            }
-        }
+        f.recount();
         f.counters.extend(extra_counters.iter().cloned());
         f
+    }
+
+    /// Marks as counters the places stepped by one (`x += 1`, `x = x - 1`).
+    pub fn recount(&mut self) {
+        for (k, muts) in &self.mutations {
+            if muts.iter().any(|m| is_count_step(k, *m)) {
+                self.counters.insert(k.clone());
+            }
+        }
     }
 }
 
@@ -413,6 +481,14 @@ fn is_transparent_method(name: &str) -> bool {
             | "saturating_duration_since"
             | "rem_euclid"
             | "signum"
+            | "to_str"
+            | "or"
+            | "or_else"
+            | "map_or"
+            | "map_or_else"
+            | "flatten"
+            | "first"
+            | "last"
     )
 }
 
@@ -467,6 +543,7 @@ fn is_transparent_fn(name: &str) -> bool {
             | "from_std"
             | "days"
             | "hours"
+            | "now"
     )
 }
 
@@ -675,6 +752,9 @@ impl<'a> ValueCx<'a, '_> {
         let mut t = Taint::default();
         if self.facts.counters.contains(key) {
             t.counter = true;
+        }
+        if self.locals.randomized.contains(key) {
+            t.random = true;
         }
         if let Some(muts) = self.facts.mutations.get(key) {
             for m in muts {
