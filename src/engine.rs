@@ -91,29 +91,151 @@ pub fn check_source(src: &str, settings: &Settings) -> Result<Vec<Diagnostic>, F
     if nesting_depth(text) > MAX_DEPTH {
         return Err(FileError::TooDeep);
     }
+    // Spans are only meaningful for the file being parsed: free proc-macro2's per-thread source
+    // map when done, whether the parse succeeded or not (it would grow with every file).
+    let _spans = SpanMapGuard;
     let file = match syn::parse_file(text) {
         Ok(f) => f,
-        Err(e) => {
-            let start = e.span().start();
-            return Err(FileError::Parse {
-                position: Position {
-                    line: start.line,
-                    column: start.column + 1,
-                },
-                message: e.to_string(),
-            });
-        }
+        Err(e) => return Err(parse_error(&e, text)),
     };
     let index = model::LineIndex::new(text, shift);
     let file_model = model::extract(&file, &index);
     let mut diagnostics = checks::run(&file_model, settings);
-    // Spans are only meaningful for the file just parsed; free proc-macro2's per-thread map.
-    proc_macro2::extra::invalidate_current_thread_spans();
+    drop(file);
     diagnostics.sort_by(|a, b| {
         (a.primary.span.start, a.rule, &a.message).cmp(&(b.primary.span.start, b.rule, &b.message))
     });
     diagnostics.dedup_by(|a, b| a.rule == b.rule && a.primary.span == b.primary.span);
     Ok(diagnostics)
+}
+
+/// Frees proc-macro2's span map of this thread when dropped.
+struct SpanMapGuard;
+
+impl Drop for SpanMapGuard {
+    fn drop(&mut self) {
+        proc_macro2::extra::invalidate_current_thread_spans();
+    }
+}
+
+/// A parse error with its position. The tokenizer's own message for unbalanced delimiters or a
+/// stray character ("cannot parse string into token stream") carries no position; find the first
+/// unbalanced delimiter ourselves so the user is pointed somewhere useful.
+fn parse_error(e: &syn::Error, text: &str) -> FileError {
+    let start = e.span().start();
+    let message = e.to_string();
+    if message.contains("cannot parse string into token stream") || start.line == 0 {
+        let (position, what) = first_lex_problem(text);
+        return FileError::Parse {
+            position,
+            message: format!("cannot tokenize the file: {what}"),
+        };
+    }
+    FileError::Parse {
+        position: Position {
+            line: start.line,
+            column: start.column + 1,
+        },
+        message,
+    }
+}
+
+/// Where a file stops being tokenizable, as best a quick scan can tell: the first closing
+/// delimiter that does not match, or the last unclosed opening one. Strings, chars and comments
+/// are skipped roughly; the answer is a hint for a human, not a lexer's verdict.
+fn first_lex_problem(text: &str) -> (Position, String) {
+    let mut stack: Vec<(char, usize, usize)> = Vec::new();
+    let (mut line, mut col) = (1usize, 1usize);
+    let mut chars = text.chars().peekable();
+    let mut in_str = false;
+    let mut in_line_comment = false;
+    let mut block_depth = 0usize;
+    let mut prev = '\0';
+    while let Some(c) = chars.next() {
+        let (l, cl) = (line, col);
+        if c == '\n' {
+            line += 1;
+            col = 1;
+            in_line_comment = false;
+        } else {
+            col += 1;
+        }
+        if in_line_comment {
+            prev = c;
+            continue;
+        }
+        if block_depth > 0 {
+            if prev == '*' && c == '/' {
+                block_depth -= 1;
+                prev = '\0';
+                continue;
+            }
+            if prev == '/' && c == '*' {
+                block_depth += 1;
+            }
+            prev = c;
+            continue;
+        }
+        if in_str {
+            if c == '"' && prev != '\\' {
+                in_str = false;
+            }
+            prev = if prev == '\\' && c == '\\' { '\0' } else { c };
+            continue;
+        }
+        match c {
+            '"' => in_str = true,
+            '/' if chars.peek() == Some(&'/') => in_line_comment = true,
+            '/' if chars.peek() == Some(&'*') => {
+                block_depth = 1;
+                chars.next();
+                col += 1;
+                prev = '\0';
+                continue;
+            }
+            '(' | '[' | '{' => stack.push((c, l, cl)),
+            ')' | ']' | '}' => {
+                let want = match c {
+                    ')' => '(',
+                    ']' => '[',
+                    _ => '{',
+                };
+                match stack.pop() {
+                    Some((open, _, _)) if open == want => {}
+                    Some((open, ol, oc)) => {
+                        return (
+                            Position {
+                                line: l,
+                                column: cl,
+                            },
+                            format!("`{c}` does not close the `{open}` opened at {ol}:{oc}"),
+                        )
+                    }
+                    None => {
+                        return (
+                            Position {
+                                line: l,
+                                column: cl,
+                            },
+                            format!("unexpected closing `{c}`"),
+                        )
+                    }
+                }
+            }
+            _ => {}
+        }
+        prev = c;
+    }
+    match stack.pop() {
+        Some((open, l, c)) => (
+            Position { line: l, column: c },
+            format!("`{open}` is never closed"),
+        ),
+        None => (
+            Position { line: 1, column: 1 },
+            "unbalanced delimiters or an unterminated literal".to_owned(),
+        ),
+    }
 }
 
 /// [`check_source`] on a fresh thread with a [`PARSE_STACK`]-sized stack, so that deeply nested

@@ -28,6 +28,7 @@ pub fn extract(file: &syn::File, index: &LineIndex<'_>) -> FileModel {
         scope: &scope,
         index,
         timeout_fns: timeouts.fns,
+        timeout_vars: timeouts.vars,
         sites: Vec::new(),
     };
     b.visit_file(file);
@@ -38,6 +39,9 @@ pub fn extract(file: &syn::File, index: &LineIndex<'_>) -> FileModel {
 #[derive(Default)]
 struct TimeoutCalls {
     fns: HashSet<String>,
+    /// Local variables holding a future run under `timeout(..)` (`let f = async { .. };
+    /// timeout(d, f)`).
+    vars: HashSet<String>,
 }
 
 impl<'a> Visit<'a> for TimeoutCalls {
@@ -50,6 +54,9 @@ impl<'a> Visit<'a> for TimeoutCalls {
                 if let Some(n) = called_fn_name(a) {
                     self.fns.insert(n);
                 }
+                if let Some(v) = plain_ident(a) {
+                    self.vars.insert(v);
+                }
             }
         }
         syn::visit::visit_expr_call(self, c);
@@ -60,6 +67,9 @@ impl<'a> Visit<'a> for TimeoutCalls {
             if let Some(n) = called_fn_name(&m.receiver) {
                 self.fns.insert(n);
             }
+            if let Some(v) = plain_ident(&m.receiver) {
+                self.vars.insert(v);
+            }
         }
         syn::visit::visit_expr_method_call(self, m);
     }
@@ -67,6 +77,19 @@ impl<'a> Visit<'a> for TimeoutCalls {
 
 fn is_timeout_fn(name: &str) -> bool {
     matches!(name, "timeout" | "timeout_at" | "with_timeout" | "deadline")
+}
+
+fn plain_ident(e: &Expr) -> Option<String> {
+    match e {
+        Expr::Path(p) if p.path.segments.len() == 1 => Some(p.path.segments[0].ident.to_string()),
+        Expr::Reference(r) => plain_ident(&r.expr),
+        Expr::Paren(p) => plain_ident(&p.expr),
+        Expr::MethodCall(m) if m.method == "boxed" || m.method == "fuse" => {
+            plain_ident(&m.receiver)
+        }
+        Expr::Call(c) => c.args.first().and_then(plain_ident), // Box::pin(f)
+        _ => None,
+    }
 }
 
 /// `self.fetch(x)`, `fetch(x)`, `fetch(x).await`: the called function's name.
@@ -84,6 +107,7 @@ struct Builder<'a, 'c> {
     scope: &'c FileScope<'a>,
     index: &'c LineIndex<'a>,
     timeout_fns: HashSet<String>,
+    timeout_vars: HashSet<String>,
     sites: Vec<RetrySite>,
 }
 
@@ -97,6 +121,7 @@ impl<'a> Builder<'a, '_> {
             helper_closures: Vec::new(),
             timeout_depth: usize::from(deadline),
             scope: self.scope,
+            timeout_vars: &self.timeout_vars,
         };
         finder.visit_block(f.block);
         for (l, in_timeout) in finder.loops {
@@ -238,7 +263,7 @@ impl<'a> Builder<'a, '_> {
             .continues
             .iter()
             .find(|c| c.outcome.may_fail() && !c.readiness)
-            .map(|c| c.span);
+            .map(|c| c.err_arm.unwrap_or(c.span));
         Some(RetrySite {
             kind: SiteKind::Loop,
             head,
@@ -896,6 +921,7 @@ struct LoopFinder<'a, 'c> {
     helper_closures: Vec<(&'a Expr, &'a Expr)>,
     timeout_depth: usize,
     scope: &'c FileScope<'a>,
+    timeout_vars: &'c HashSet<String>,
 }
 
 impl<'a> LoopFinder<'a, '_> {
@@ -921,6 +947,18 @@ fn is_retry_helper(name: &str) -> bool {
 }
 
 impl<'a> Visit<'a> for LoopFinder<'a, '_> {
+    fn visit_local(&mut self, l: &'a syn::Local) {
+        let mut bound = Vec::new();
+        pat_bindings(&l.pat, &mut bound);
+        if bound.iter().any(|b| self.timeout_vars.contains(b)) {
+            self.timeout_depth += 1;
+            syn::visit::visit_local(self, l);
+            self.timeout_depth -= 1;
+        } else {
+            syn::visit::visit_local(self, l);
+        }
+    }
+
     fn visit_expr(&mut self, e: &'a Expr) {
         match e {
             Expr::Loop(_) | Expr::While(_) | Expr::ForLoop(_) => {
@@ -1018,6 +1056,9 @@ impl<'a> Visit<'a> for SleepFinder<'a, '_> {
                 let name = m.method.to_string();
                 if names::is_sleep_method(&name) && m.args.len() == 1 {
                     self.sleeps.push((e, m.args.first()));
+                } else if name == "tick" && m.args.is_empty() {
+                    // `interval.tick().await`: waits the interval's fixed period.
+                    self.sleeps.push((e, None));
                 } else if matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self")) {
                     self.helper_calls.push((e, name, m.args.iter().collect()));
                 }
