@@ -1,0 +1,66 @@
+//! The README's sample output is real: this test runs the binary on the sample input shown in
+//! the README and compares what it prints with the README's text.
+//!
+//! `BLESS=1 cargo test --test readme` rewrites the sample output instead of failing.
+
+#![cfg(feature = "cli")]
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+const INPUT: (&str, &str) = ("<!-- sample-input:start -->", "<!-- sample-input:end -->");
+const OUTPUT: (&str, &str) = ("<!-- sample-output:start -->", "<!-- sample-output:end -->");
+
+/// The text between two markers, and its byte range in `text`.
+fn section<'t>(text: &'t str, (start, end): (&str, &str)) -> (&'t str, usize, usize) {
+    let a = text
+        .find(start)
+        .unwrap_or_else(|| panic!("README.md lacks {start}"))
+        + start.len();
+    let b = a + text[a..]
+        .find(end)
+        .unwrap_or_else(|| panic!("README.md lacks {end}"));
+    (&text[a..b], a, b)
+}
+
+/// The body of the single fenced code block in `section`.
+fn code_block(section: &str) -> &str {
+    let open = section.find("```").expect("a fenced code block");
+    let body_start = open + section[open..].find('\n').expect("a fence line") + 1;
+    let close = body_start + section[body_start..].find("```").expect("a closing fence");
+    &section[body_start..close]
+}
+
+#[test]
+fn readme_sample_output_is_what_the_binary_prints() {
+    let readme_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
+    let readme = fs::read_to_string(&readme_path).expect("README.md is readable");
+    let (input_section, _, _) = section(&readme, INPUT);
+    let input = code_block(input_section);
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    fs::create_dir(dir.path().join("src")).expect("src dir");
+    fs::write(dir.path().join("src/payments.rs"), input).expect("sample written");
+    let out = Command::new(env!("CARGO_BIN_EXE_retry-audit"))
+        .args(["--color", "never", "src/"])
+        .current_dir(dir.path())
+        .output()
+        .expect("binary runs");
+    assert_eq!(out.status.code(), Some(1), "the sample has errors");
+    let printed = String::from_utf8(out.stdout).expect("UTF-8 output");
+
+    let (output_section, a, b) = section(&readme, OUTPUT);
+    let shown = code_block(output_section);
+    if shown != printed {
+        if std::env::var_os("BLESS").is_some() {
+            let new = format!("{}\n```text\n{printed}```\n{}", &readme[..a], &readme[b..]);
+            fs::write(&readme_path, new).expect("README.md rewritten");
+            return;
+        }
+        panic!(
+            "README.md's sample output is stale; run `BLESS=1 cargo test --test readme`.\n\
+             --- README ---\n{shown}\n--- binary ---\n{printed}"
+        );
+    }
+}
