@@ -4,6 +4,9 @@
 //! [retry-site model](model) per loop, recursion or helper that retries, and runs one small pure
 //! check per rule over it (see [`checks`]). Rule metadata lives in `rules/*.toml`, embedded at build
 //! time ([`registry`]). Nothing in the engine prints: front ends render [`Diagnostic`]s.
+//!
+//! The fix is here too, and always built: [`retryable`] and its runtime [`retry`], a retry that
+//! keeps every rule by construction. With `default-features = false` it is all this crate is.
 
 #[cfg(feature = "analysis")]
 pub mod checks;
@@ -17,6 +20,7 @@ pub mod model;
 pub mod registry;
 #[cfg(feature = "cli")]
 pub mod render;
+pub mod retry;
 #[cfg(feature = "cli")]
 pub mod scan;
 
@@ -26,3 +30,6 @@ pub use diagnostic::{Diagnostic, Label, Position, Span};
 pub use engine::{check_source, FileError, Settings};
 #[cfg(feature = "analysis")]
 pub use registry::{Level, Rule, RuleMeta};
+
+// The runtime (`retry`) is always built, whatever the features; this is its attribute.
+pub use retry_audit_macros::retryable;

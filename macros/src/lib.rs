@@ -1,1 +1,383 @@
-//! `#[retryable]`: the proc-macro half of retry-audit (arrives with the macro issue).
+//! `#[retryable]`: the proc-macro half of `retry-audit`. Use it through the library,
+//! `use retry_audit::retryable;`, whose `retry` module is the runtime the macro expands to.
+//!
+//! Phases, one module each: `args` parses the arguments, `valid` checks them and the function
+//! (collecting every error), `expand` writes the wrapper. On any error the output is
+//! the errors plus the function as written, so no follow-on error hides the real one.
+
+mod args;
+mod expand;
+mod valid;
+
+use proc_macro::TokenStream;
+
+/// Retries the body of a function that returns `Result` when it fails transiently, within bounds
+/// that make the retry compliant by construction: at most `attempts` attempts **and** an overall
+/// `deadline`, full-jitter exponential backoff, the server's `Retry-After` honoured, only transient
+/// errors retried, ambiguous writes resent only with an idempotency key, and an optional shared
+/// retry budget.
+///
+/// ```
+/// use retry_audit::retryable;
+///
+/// #[retryable(attempts = 4, deadline = "10s", base = "200ms", cap = "5s")]
+/// fn read_config(path: &str) -> std::io::Result<String> {
+///     std::fs::read_to_string(path)
+/// }
+///
+/// // `NotFound` is permanent: one attempt, no wait, the error as it was.
+/// let err = read_config("/no/such/file").unwrap_err();
+/// assert_eq!(err.kind(), std::io::ErrorKind::NotFound);
+/// ```
+///
+/// The signature is unchanged. The body runs again after a transient failure, at most `attempts`
+/// times in total, never past `deadline` (measured from the first call), waiting
+/// `random(0, min(cap, base * 2^n))` before retry `n` (n = 0 for the first retry). Synchronous
+/// functions wait with `std::thread::sleep`; async functions with `tokio::time::sleep` (feature
+/// `tokio` of `retry-audit`) or with the `sleep = path` you name.
+///
+/// # What is retried
+///
+/// The error type decides, through `retry_audit::retry::Transient`: it returns a `Decision` —
+/// `Retry { after }` (transient; `after` is the server's wait, which replaces the backoff),
+/// `Stop` (permanent), or `Ambiguous` (a write that may have been applied). `Transient` is
+/// implemented for `std::io::Error` and, with features, for `http::StatusCode`, `http::Response`
+/// and `reqwest::Error`: 408, 429 and 5xx retry, every other 4xx stops. For your own error type:
+///
+/// ```
+/// use retry_audit::retry::{Decision, Transient};
+///
+/// #[derive(Debug)]
+/// enum ApiError {
+///     Status { code: u16, retry_after: Option<std::time::Duration> },
+///     Network,
+/// }
+///
+/// impl Transient for ApiError {
+///     fn decision(&self) -> Decision {
+///         match self {
+///             ApiError::Status { code, retry_after } => match Decision::for_status(*code) {
+///                 Decision::Retry { .. } => Decision::Retry { after: *retry_after },
+///                 other => other,
+///             },
+///             ApiError::Network => Decision::RETRY,
+///         }
+///     }
+///     fn status(&self) -> Option<u16> {
+///         match self {
+///             ApiError::Status { code, .. } => Some(*code),
+///             ApiError::Network => None,
+///         }
+///     }
+/// }
+/// ```
+///
+/// When the server's wait does not fit in the time left, the function returns at once (it does
+/// not sleep past the deadline, and does not ignore the hint).
+///
+/// # What the caller gets
+///
+/// The function returns its own `Result<T, E>`: the value, or the **last** error. To know why it
+/// stopped and after how many attempts, declare the error as `RetryError<E>`: the body still
+/// fails with `E` (its `?` converts into `E`), and the wrapper adds the reason
+/// (`StopReason::{Permanent, AttemptsExhausted, DeadlineExceeded, ServerWaitTooLong,
+/// BudgetExhausted, WriteNotConfirmed}`) and the attempt count:
+///
+/// ```
+/// use retry_audit::retry::{RetryError, StopReason};
+/// use retry_audit::retryable;
+///
+/// #[retryable(attempts = 2, base = "1ms", cap = "1ms")]
+/// fn connect() -> Result<(), RetryError<std::io::Error>> {
+///     Err(std::io::ErrorKind::ConnectionRefused.into())
+/// }
+///
+/// let err = connect().unwrap_err();
+/// assert_eq!(err.reason(), StopReason::AttemptsExhausted);
+/// assert_eq!(err.attempts(), 2);
+/// assert_eq!(err.error().kind(), std::io::ErrorKind::ConnectionRefused);
+/// ```
+///
+/// # What the body may do
+///
+/// The body runs once per attempt, so it must be runnable again: it may read its arguments, borrow
+/// them, clone them, and mutate through `&mut` parameters (including `&mut self`: each attempt
+/// re-borrows it, and sees what earlier attempts left), but it must not **move** an argument out —
+/// clone it inside the body instead (`let body = payload.clone();`), or take it by reference. A
+/// body that moves one fails to compile with rustc's "closure is `FnOnce` because it moves the
+/// variable" (sync) or "value moved here, in previous iteration of loop" (async), pointing at the
+/// move. For the same reason the `Ok` value cannot borrow from a `&mut` parameter (a compile error
+/// says so). `return` inside the body ends the attempt, not the function; `?` fails the attempt.
+/// Generic functions, `impl Trait` arguments, methods with `&self` or `&mut self` all work; an
+/// async wrapper is `Send` when the body is.
+///
+/// ```
+/// use retry_audit::retryable;
+///
+/// struct Counter { calls: u32 }
+///
+/// impl Counter {
+///     #[retryable(attempts = 3, base = "1ms", cap = "1ms")]
+///     fn flaky(&mut self, label: impl AsRef<str>) -> std::io::Result<String> {
+///         self.calls += 1; // each attempt re-borrows `self`
+///         if self.calls < 3 {
+///             return Err(std::io::ErrorKind::Interrupted.into());
+///         }
+///         Ok(format!("{} after {} calls", label.as_ref(), self.calls))
+///     }
+/// }
+///
+/// let mut counter = Counter { calls: 0 };
+/// assert_eq!(counter.flaky("done").unwrap(), "done after 3 calls");
+/// ```
+///
+/// # Arguments
+///
+/// Every argument is optional and checked at compile time; each mistake gets its own error on the
+/// offending tokens, all reported in one compile. There is no way to write an unbounded retry.
+///
+/// ## `attempts = 3`
+/// Attempts in total, the first included: 1..=10. `0` and more than 10 are errors.
+///
+/// ```
+/// # use retry_audit::retryable;
+/// #[retryable(attempts = 5)]
+/// fn ping() -> std::io::Result<()> { Ok(()) }
+/// # ping().unwrap();
+/// ```
+///
+/// ## `deadline = "10s"`
+/// The overall budget of time, waits included, measured from the call: no wait ends at or past it,
+/// and the loop stops when the next wait would. Durations are written `"250ms"`, `"2s"` or
+/// `"1m"`; the deadline is more than 0 and at most `"60m"`.
+///
+/// ```
+/// # use retry_audit::retryable;
+/// #[retryable(deadline = "30s")]
+/// fn export() -> std::io::Result<()> { Ok(()) }
+/// # export().unwrap();
+/// ```
+///
+/// ## `base = "100ms"`, `cap = "5s"`
+/// The backoff: the wait before retry `n` is `random(0, min(cap, base * 2^n))`. `base` is more
+/// than 0 (a retry without a wait is the worst storm amplifier), `cap` is at least `base` and at
+/// most `"5m"`.
+///
+/// ```
+/// # use retry_audit::retryable;
+/// #[retryable(base = "250ms", cap = "8s")]
+/// fn upload() -> std::io::Result<()> { Ok(()) }
+/// # upload().unwrap();
+/// ```
+///
+/// ## `jitter = "full"`
+/// `"full"` (the default) or `"decorrelated"` (`min(cap, random(base, previous * 3))`).
+/// `"none"` is an error: clients that failed together would retry together.
+///
+/// ```
+/// # use retry_audit::retryable;
+/// #[retryable(jitter = "decorrelated")]
+/// fn poll() -> std::io::Result<()> { Ok(()) }
+/// # poll().unwrap();
+/// ```
+///
+/// ## `attempt_timeout = "2s"` (async only)
+/// Cuts each attempt at this, and never later than the time left before the deadline. A cut
+/// attempt fails with `E::from(AttemptTimedOut)` (so `E: From<retry_audit::retry::AttemptTimedOut>`,
+/// as `std::io::Error` is) and counts as ambiguous: it is resent only with an idempotency key or
+/// `idempotent = true`. A blocking call cannot be cut from outside, so on a sync `fn` this is an
+/// error; set the client's own timeout there.
+///
+/// ```no_run
+/// # use retry_audit::retryable;
+/// #[retryable(attempt_timeout = "2s", idempotent = true)]
+/// async fn fetch(url: &str) -> std::io::Result<Vec<u8>> {
+///     # let _ = url;
+///     Ok(Vec::new()) // e.g. an HTTP GET
+/// }
+/// ```
+///
+/// ## `retry_on = [429, 503]`
+/// Retries only errors whose status (`Transient::status`) is in the set; other statuses stop,
+/// errors without a status keep their own decision. A 4xx other than 408 and 429 in the set is an
+/// error: the request itself is wrong, so resending it cannot succeed. Not combinable with
+/// `classify`.
+///
+/// ```
+/// # use retry_audit::retry::{Decision, Transient};
+/// # #[derive(Debug)] struct HttpError(u16);
+/// # impl Transient for HttpError {
+/// #     fn decision(&self) -> Decision { Decision::for_status(self.0) }
+/// #     fn status(&self) -> Option<u16> { Some(self.0) }
+/// # }
+/// # use retry_audit::retryable;
+/// // Only 429 and 503 retry: a 500 from this API is a bug report, not a hiccup.
+/// #[retryable(retry_on = [429, 503])]
+/// fn quote_price() -> Result<u64, HttpError> {
+///     Err(HttpError(500))
+/// }
+/// # assert_eq!(quote_price().unwrap_err().0, 500);
+/// ```
+///
+/// ## `classify = path`
+/// A `fn(&E) -> Decision` that classifies the errors instead of `Transient` (which `E` then need
+/// not implement).
+///
+/// ```
+/// # use retry_audit::retryable;
+/// use retry_audit::retry::Decision;
+///
+/// fn classify(error: &String) -> Decision {
+///     if error.starts_with("busy") { Decision::RETRY } else { Decision::Stop }
+/// }
+///
+/// #[retryable(classify = classify)]
+/// fn reserve(seat: u32) -> Result<u32, String> {
+///     if seat == 0 { Err("no such seat".into()) } else { Ok(seat) }
+/// }
+/// # assert_eq!(reserve(0).unwrap_err(), "no such seat");
+/// ```
+///
+/// ## `idempotency_key = key` or `idempotency_key = key = expr`
+/// Creates an idempotency key **once, before the first attempt**, and binds `key` to it (as
+/// `&retry_audit::retry::IdempotencyKey`, string-like: `Display`, `AsRef<str>`, `as_str()`) in
+/// the body, so every attempt sends the same key: a random 128-bit UUID v4, or the value of
+/// `expr` (anything `Into<String>`, such as a domain key `format!("order:{id}")`; keep personal
+/// data out of it). A key makes ambiguous failures safe to resend.
+///
+/// ```
+/// # use retry_audit::retryable;
+/// #[retryable(idempotency_key = key)]
+/// fn charge(cents: u64) -> std::io::Result<String> {
+///     Ok(format!("POST /charges amount={cents} Idempotency-Key: {key}"))
+/// }
+///
+/// #[retryable(idempotency_key = key = format!("order:{order_id}"))]
+/// fn place(order_id: u64) -> std::io::Result<String> {
+///     Ok(key.to_string())
+/// }
+/// # assert!(charge(5).unwrap().contains("Idempotency-Key: "));
+/// assert_eq!(place(7).unwrap(), "order:7");
+/// ```
+///
+/// ## `idempotent = true`
+/// Declares the operation idempotent in effect (a read, a `PUT` of a whole resource), so an
+/// ambiguous failure (a timeout after sending, a reset connection) is resent. Without it — and
+/// without a key — the loop stops with `StopReason::WriteNotConfirmed` (RFC 9110 §9.2.2: the
+/// write may have been applied).
+///
+/// ```
+/// # use retry_audit::retryable;
+/// #[retryable(idempotent = true)]
+/// fn get_profile(id: u64) -> std::io::Result<String> { Ok(format!("profile {id}")) }
+/// # get_profile(1).unwrap();
+/// ```
+///
+/// ## `budget = PATH`
+/// A `static` `retry_audit::retry::RetryBudget` shared by every call (gRPC retry throttling:
+/// failures cost a token, successes refund a fraction, retries are refused while half the tokens
+/// or fewer are left; the first attempt is never refused). An outage then costs about one request
+/// per call instead of `attempts`.
+///
+/// ```
+/// # use retry_audit::retryable;
+/// use retry_audit::retry::RetryBudget;
+///
+/// static SEARCH_API: RetryBudget = RetryBudget::new(100);
+///
+/// #[retryable(budget = SEARCH_API)]
+/// fn search(q: &str) -> std::io::Result<Vec<String>> { Ok(vec![q.to_owned()]) }
+/// # search("x").unwrap();
+/// ```
+///
+/// ## `on_retry = path`, `on_stop = path`
+/// Hooks: `on_retry` is called before each wait as `fn(attempt: u32, delay: Duration, error: &E)`
+/// (the attempt that failed, 1-based); `on_stop` once when the function gives up, as
+/// `fn(&RetryError<E>)` (reason, attempts, last error). With the `tracing` feature each retry and
+/// each stop is also a `tracing` event.
+///
+/// ```
+/// # use retry_audit::retryable;
+/// use std::time::Duration;
+/// use retry_audit::retry::RetryError;
+///
+/// fn log_retry(attempt: u32, delay: Duration, error: &std::io::Error) {
+///     eprintln!("attempt {attempt} failed ({error}); retrying in {delay:?}");
+/// }
+/// fn log_stop(error: &RetryError<std::io::Error>) {
+///     eprintln!("gave up: {error}");
+/// }
+///
+/// #[retryable(on_retry = log_retry, on_stop = log_stop)]
+/// fn sync_inventory() -> std::io::Result<()> { Ok(()) }
+/// # sync_inventory().unwrap();
+/// ```
+///
+/// ## `sleep = path`
+/// How to wait. For a sync fn: any `Fn(Duration)` (or a `retry_audit::retry::Sleeper`, which also
+/// supplies the clock — a virtual clock in tests); the default is `std::thread::sleep`. For an
+/// async fn: any `Fn(Duration) -> impl Future<Output = ()>` (any runtime) or an `AsyncSleeper`;
+/// the default is tokio's timer and clock (feature `tokio`), which honours a paused test clock.
+///
+/// ```no_run
+/// # use retry_audit::retryable;
+/// async fn my_runtime_sleep(delay: std::time::Duration) {
+///     // e.g. async_std::task::sleep(delay).await
+///     # let _ = delay;
+/// }
+///
+/// #[retryable(sleep = my_runtime_sleep)]
+/// async fn refresh() -> std::io::Result<()> { Ok(()) }
+/// ```
+///
+/// An async function with the defaults (feature `tokio`):
+///
+/// ```
+/// # use retry_audit::retryable;
+/// #[retryable(attempts = 3, deadline = "5s", idempotent = true)]
+/// async fn fetch_score(id: u64) -> std::io::Result<u64> {
+///     Ok(id * 10)
+/// }
+/// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+/// assert_eq!(fetch_score(4).await.unwrap(), 40);
+/// # });
+/// ```
+#[proc_macro_attribute]
+pub fn retryable(args: TokenStream, item: TokenStream) -> TokenStream {
+    let item = proc_macro2::TokenStream::from(item);
+    match retryable_impl(args.into(), item.clone()) {
+        Ok(expanded) => expanded.into(),
+        // The errors, and the function as written: no cascade of follow-on errors.
+        Err(error) => {
+            let mut out = error.to_compile_error();
+            out.extend(item);
+            out.into()
+        }
+    }
+}
+
+fn retryable_impl(
+    args: proc_macro2::TokenStream,
+    item: proc_macro2::TokenStream,
+) -> syn::Result<proc_macro2::TokenStream> {
+    let function: syn::ItemFn = syn::parse2(item).map_err(|error| {
+        syn::Error::new(
+            error.span(),
+            "`#[retryable]` goes on a function with a body (a free function or a method)",
+        )
+    })?;
+    let mut errors = valid::Errors::default();
+    let args = match args::parse(args) {
+        Ok(args) => args,
+        Err(error) => {
+            errors.extend(error);
+            Vec::new()
+        }
+    };
+    let shape = valid::shape(&function, &mut errors);
+    let is_async = function.sig.asyncness.is_some();
+    let config = valid::config(args, is_async, &mut errors);
+    errors.finish()?;
+    let shape = shape.expect("no shape only with an error");
+    Ok(expand::expand(function, &config, &shape))
+}

@@ -1,0 +1,8 @@
+use retry_audit::retryable;
+
+#[retryable]
+const fn call() -> Result<(), ()> {
+    Ok(())
+}
+
+fn main() {}

@@ -1,0 +1,11 @@
+use retry_audit::retryable;
+
+#[derive(Debug)]
+struct MyError;
+
+#[retryable]
+fn call() -> Result<(), MyError> {
+    Err(MyError)
+}
+
+fn main() {}

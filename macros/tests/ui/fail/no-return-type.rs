@@ -1,0 +1,6 @@
+use retry_audit::retryable;
+
+#[retryable]
+fn call() {}
+
+fn main() {}

@@ -1,0 +1,6 @@
+use retry_audit::retryable;
+
+#[retryable]
+struct Client;
+
+fn main() {}

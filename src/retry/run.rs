@@ -1,0 +1,462 @@
+//! The retry loop itself: [`Retry`] decides after each attempt (retry after a delay, or stop with a
+//! [`StopReason`]); [`Retry::run_sync`] drives it for blocking code and [`AsyncRetry`] for async
+//! code. `#[retryable]` expands to a call of one of them.
+
+use std::fmt;
+use std::future::{poll_fn, Future};
+use std::ops::ControlFlow;
+use std::pin::{pin, Pin};
+use std::task::Poll;
+use std::time::{Duration, Instant};
+
+use super::budget::RetryBudget;
+use super::decision::{Decision, Transient};
+use super::error::{AttemptTimedOut, RetryError, StopReason};
+use super::policy::{Jitter, Policy};
+use super::sleep::{AsyncSleeper, Sleeper};
+
+/// How late a timer may wake: waits end at least this long before the deadline.
+const TIMER_SLACK: Duration = Duration::from_millis(1);
+
+/// Called before each wait with the number of the attempt that failed (1-based), the delay about
+/// to be slept, and the error.
+pub type OnRetry<E> = fn(u32, Duration, &E);
+
+/// Called once when the operation stops with an error, with the reason and the attempt count.
+pub type OnStop<E> = fn(&RetryError<E>);
+
+/// The attempt about to run, as seen by the body of [`Retry::run_sync`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Attempt {
+    number: u32,
+    time_left: Duration,
+}
+
+impl Attempt {
+    /// The attempt number, 1 for the first.
+    #[must_use]
+    pub const fn number(self) -> u32 {
+        self.number
+    }
+
+    /// The time left before the deadline: cap the attempt's own timeouts at it (domain.md §3).
+    #[must_use]
+    pub const fn time_left(self) -> Duration {
+        self.time_left
+    }
+}
+
+/// One retried operation in progress: the policy, how errors are classified, the hooks, and the
+/// count and clock of the attempts made so far.
+///
+/// ```
+/// use std::time::Duration;
+/// use retry_audit::retry::{Policy, Retry, StopReason};
+///
+/// let mut calls = 0;
+/// let no_wait = |_delay: Duration| {}; // a sleeper that does not sleep (for the example)
+/// let result: Result<(), _> = Retry::new(Policy::new().attempts(2)).run_sync(&no_wait, |_attempt| {
+///     calls += 1;
+///     Err(std::io::Error::from(std::io::ErrorKind::ConnectionRefused))
+/// });
+/// assert_eq!(calls, 2);
+/// assert_eq!(result.unwrap_err().reason(), StopReason::AttemptsExhausted);
+/// ```
+#[derive(Debug)]
+pub struct Retry<'a, E> {
+    policy: Policy,
+    classify: fn(&E) -> Decision,
+    status: fn(&E) -> Option<u16>,
+    budget: Option<&'a RetryBudget>,
+    on_retry_hook: Option<OnRetry<E>>,
+    on_stop_hook: Option<OnStop<E>>,
+    rng: fastrand::Rng,
+    start: Option<Instant>,
+    attempts: u32,
+    previous_delay: Duration,
+}
+
+/// What to do after an attempt.
+enum Step<T, E> {
+    Done(Result<T, RetryError<E>>),
+    Wait(Duration),
+}
+
+fn no_status<E>(_: &E) -> Option<u16> {
+    None
+}
+
+impl<'a, E> Retry<'a, E> {
+    /// A retry whose errors classify themselves through [`Transient`].
+    ///
+    /// The jitter comes from a `fastrand` generator forked from this thread's: call
+    /// `fastrand::seed(n)` first to make the delays reproducible, or use [`Retry::with_rng`].
+    #[must_use]
+    pub fn new(policy: Policy) -> Self
+    where
+        E: Transient,
+    {
+        Self::build(policy, E::decision, E::status)
+    }
+
+    /// A retry whose errors are classified by `classify` (and not by [`Transient`]). The policy's
+    /// `retry_on` set is ignored: the classifier has the last word.
+    #[must_use]
+    pub fn with_classifier(policy: Policy, classify: fn(&E) -> Decision) -> Self {
+        Self::build(policy, classify, no_status)
+    }
+
+    fn build(policy: Policy, classify: fn(&E) -> Decision, status: fn(&E) -> Option<u16>) -> Self {
+        Retry {
+            policy,
+            classify,
+            status,
+            budget: None,
+            on_retry_hook: None,
+            on_stop_hook: None,
+            rng: fastrand::Rng::new(),
+            start: None,
+            attempts: 0,
+            previous_delay: policy.base(),
+        }
+    }
+
+    /// Draws every retry from a shared budget.
+    #[must_use]
+    pub fn budget(mut self, budget: &'a RetryBudget) -> Self {
+        self.budget = Some(budget);
+        self
+    }
+
+    /// Calls `hook` before each wait.
+    #[must_use]
+    pub fn on_retry(mut self, hook: OnRetry<E>) -> Self {
+        self.on_retry_hook = Some(hook);
+        self
+    }
+
+    /// Calls `hook` when the operation stops with an error.
+    #[must_use]
+    pub fn on_stop(mut self, hook: OnStop<E>) -> Self {
+        self.on_stop_hook = Some(hook);
+        self
+    }
+
+    /// Uses `rng` for the jitter (for reproducible tests).
+    #[must_use]
+    pub fn with_rng(mut self, rng: fastrand::Rng) -> Self {
+        self.rng = rng;
+        self
+    }
+
+    /// The policy.
+    #[must_use]
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// Runs `op` until it succeeds or the policy says stop, waiting with `sleeper` in between. The
+    /// deadline is measured from now, on the sleeper's clock.
+    pub fn run_sync<T, S, F>(mut self, sleeper: &S, mut op: F) -> Result<T, RetryError<E>>
+    where
+        S: Sleeper + ?Sized,
+        F: FnMut(Attempt) -> Result<T, E>,
+    {
+        self.start = Some(sleeper.now());
+        loop {
+            let attempt = self.begin_attempt(sleeper.now());
+            let outcome = op(attempt);
+            match self.after_attempt(outcome, false, sleeper.now()) {
+                Step::Done(result) => return result,
+                Step::Wait(delay) => sleeper.sleep(delay),
+            }
+        }
+    }
+
+    /// Drives this retry from async code, waiting with `sleeper`; the deadline is measured from
+    /// the first attempt, on the sleeper's clock.
+    ///
+    /// The sleeper is shared (`Sync`) and its future `Send`, so that the retry's own future is
+    /// `Send` whenever the attempts are; it is checked here, once, and then used through a trait
+    /// object (one allocation per wait), so that a wrong sleeper is one compile error, not one per
+    /// use.
+    pub fn start_async<S>(self, sleeper: &'a S) -> AsyncRetry<'a, E>
+    where
+        S: AsyncSleeper + Sync,
+        S::Sleep: Send + 'a,
+    {
+        AsyncRetry {
+            retry: self,
+            sleeper,
+        }
+    }
+
+    fn time_left(&self, now: Instant) -> Duration {
+        let start = self.start.unwrap_or(now);
+        self.policy
+            .overall_deadline()
+            .saturating_sub(now.saturating_duration_since(start))
+    }
+
+    fn begin_attempt(&mut self, now: Instant) -> Attempt {
+        if self.start.is_none() {
+            self.start = Some(now);
+        }
+        self.attempts += 1;
+        Attempt {
+            number: self.attempts,
+            time_left: self.time_left(now),
+        }
+    }
+
+    fn classify(&self, error: &E) -> Decision {
+        let decision = (self.classify)(error);
+        match (self.policy.status_set(), (self.status)(error)) {
+            (Some(set), Some(status)) if !set.contains(&status) => Decision::Stop,
+            (Some(_), Some(_)) if decision == Decision::Stop => Decision::RETRY,
+            _ => decision,
+        }
+    }
+
+    fn after_attempt<T>(
+        &mut self,
+        outcome: Result<T, E>,
+        timed_out: bool,
+        now: Instant,
+    ) -> Step<T, E> {
+        let error = match outcome {
+            Ok(value) => {
+                if let Some(budget) = self.budget {
+                    budget.record_success();
+                }
+                return Step::Done(Ok(value));
+            }
+            Err(error) => error,
+        };
+        let decision = if timed_out {
+            Decision::Ambiguous
+        } else {
+            self.classify(&error)
+        };
+        match self.plan(decision, now) {
+            Ok(delay) => {
+                #[cfg(feature = "tracing")]
+                tracing::info!(
+                    attempt = self.attempts,
+                    delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+                    decision = ?decision,
+                    "retrying after a transient failure"
+                );
+                if let Some(hook) = self.on_retry_hook {
+                    hook(self.attempts, delay, &error);
+                }
+                Step::Wait(delay)
+            }
+            Err(reason) => {
+                #[cfg(feature = "tracing")]
+                tracing::warn!(
+                    attempts = self.attempts,
+                    reason = reason.as_str(),
+                    "retry stopped"
+                );
+                let error = RetryError::new(error, reason, self.attempts);
+                if let Some(hook) = self.on_stop_hook {
+                    hook(&error);
+                }
+                Step::Done(Err(error))
+            }
+        }
+    }
+
+    /// The delay before the next attempt, or why there is none.
+    fn plan(&mut self, decision: Decision, now: Instant) -> Result<Duration, StopReason> {
+        let server_wait = match decision {
+            Decision::Stop => return Err(StopReason::Permanent),
+            Decision::Ambiguous => None,
+            Decision::Retry { after } => after,
+        };
+        if let Some(budget) = self.budget {
+            budget.record_failure();
+        }
+        if decision == Decision::Ambiguous && !self.policy.is_idempotent() {
+            return Err(StopReason::WriteNotConfirmed);
+        }
+        if self.attempts >= self.policy.max_attempts() {
+            return Err(StopReason::AttemptsExhausted);
+        }
+        // Timers wake up to a millisecond late (tokio's resolution): a wait must end at least
+        // that long before the deadline to be sure to end before it.
+        let left = self.time_left(now).saturating_sub(TIMER_SLACK);
+        if left.is_zero() {
+            return Err(StopReason::DeadlineExceeded);
+        }
+        let delay = if let Some(wait) = server_wait {
+            if wait >= left {
+                return Err(StopReason::ServerWaitTooLong { wait });
+            }
+            // A little jitter on top of the server's wait, so that clients told the same date do
+            // not all come back in the same instant; never shorter than asked, never at the
+            // deadline.
+            let room = left
+                .saturating_sub(wait)
+                .saturating_sub(Duration::from_nanos(1));
+            let extra = (wait / 10).max(self.policy.base()).min(room);
+            wait + self.random_up_to(extra)
+        } else {
+            let delay = self.backoff_delay();
+            if delay >= left {
+                return Err(StopReason::DeadlineExceeded);
+            }
+            delay
+        };
+        if let Some(budget) = self.budget {
+            if !budget.allows_retry() {
+                return Err(StopReason::BudgetExhausted);
+            }
+        }
+        Ok(delay)
+    }
+
+    fn backoff_delay(&mut self) -> Duration {
+        match self.policy.jitter_kind() {
+            Jitter::Full => {
+                let ceiling = self.policy.backoff_ceiling(self.attempts - 1);
+                self.random_up_to(ceiling)
+            }
+            Jitter::Decorrelated => {
+                let base = self.policy.base();
+                let upper = self.previous_delay.saturating_mul(3).max(base);
+                let delay =
+                    (base + self.random_up_to(upper.saturating_sub(base))).min(self.policy.cap());
+                self.previous_delay = delay;
+                delay
+            }
+        }
+    }
+
+    /// A uniformly random duration in `[0, max]`, at nanosecond resolution.
+    fn random_up_to(&mut self, max: Duration) -> Duration {
+        let max = u64::try_from(max.as_nanos()).unwrap_or(u64::MAX);
+        Duration::from_nanos(self.rng.u64(0..=max))
+    }
+}
+
+/// An async retry in progress, created by [`Retry::start_async`]. Each round runs one attempt and,
+/// when the policy allows another, waits before returning:
+///
+/// ```
+/// # async fn example() -> std::io::Result<u32> {
+/// use std::ops::ControlFlow;
+/// use std::time::Duration;
+/// use retry_audit::retry::{Policy, Retry};
+///
+/// // Any `Fn(Duration) -> impl Future<Output = ()>` waits (here tokio's; with the `tokio`
+/// // feature, `retry_audit::retry::TokioSleeper` also reads tokio's clock).
+/// let sleep = |delay: Duration| tokio::time::sleep(delay);
+/// let mut retry = Retry::new(Policy::new()).start_async(&sleep);
+/// loop {
+///     let attempt = async { Ok::<_, std::io::Error>(42) };
+///     if let ControlFlow::Break(done) = retry.attempt(attempt).await {
+///         break done.map_err(|e| e.into_error());
+///     }
+/// }
+/// # }
+/// ```
+pub struct AsyncRetry<'a, E> {
+    retry: Retry<'a, E>,
+    sleeper: &'a dyn ErasedSleeper<'a>,
+}
+
+/// An [`AsyncSleeper`] behind a trait object.
+trait ErasedSleeper<'a>: Sync {
+    fn now(&self) -> Instant;
+    fn sleep(&self, delay: Duration) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
+}
+
+impl<'a, S> ErasedSleeper<'a> for S
+where
+    S: AsyncSleeper + Sync + ?Sized,
+    S::Sleep: Send + 'a,
+{
+    fn now(&self) -> Instant {
+        AsyncSleeper::now(self)
+    }
+
+    fn sleep(&self, delay: Duration) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> {
+        Box::pin(AsyncSleeper::sleep(self, delay))
+    }
+}
+
+impl<E> fmt::Debug for AsyncRetry<'_, E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AsyncRetry")
+            .field("policy", &self.retry.policy)
+            .field("attempts", &self.retry.attempts)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<E> AsyncRetry<'_, E> {
+    /// Runs one attempt; then either returns its final result (`Break`), or waits the delay and
+    /// returns `Continue` for the caller to run the next attempt.
+    pub async fn attempt<T, F>(&mut self, attempt: F) -> ControlFlow<Result<T, RetryError<E>>>
+    where
+        F: Future<Output = Result<T, E>>,
+    {
+        self.retry.begin_attempt(self.sleeper.now());
+        let outcome = attempt.await;
+        self.settle(outcome, false).await
+    }
+
+    /// Like [`AsyncRetry::attempt`], and cuts the attempt at the policy's `attempt_timeout` and
+    /// never later than the time left. A cut attempt fails with `timed_out(AttemptTimedOut)`
+    /// (usually `From::from`) and counts as ambiguous: the request may have been received.
+    pub async fn attempt_with_timeout<T, F>(
+        &mut self,
+        attempt: F,
+        timed_out: fn(AttemptTimedOut) -> E,
+    ) -> ControlFlow<Result<T, RetryError<E>>>
+    where
+        F: Future<Output = Result<T, E>>,
+    {
+        let now = self.sleeper.now();
+        let left = self.retry.begin_attempt(now).time_left();
+        let limit = self
+            .retry
+            .policy
+            .per_attempt_timeout()
+            .map_or(left, |timeout| timeout.min(left));
+        let mut attempt = pin!(attempt);
+        let mut timer = self.sleeper.sleep(limit);
+        let outcome = poll_fn(|cx| {
+            if let Poll::Ready(outcome) = attempt.as_mut().poll(cx) {
+                return Poll::Ready(Some(outcome));
+            }
+            timer.as_mut().poll(cx).map(|()| None)
+        })
+        .await;
+        if let Some(outcome) = outcome {
+            self.settle(outcome, false).await
+        } else {
+            let error = timed_out(AttemptTimedOut { limit });
+            self.settle(Err(error), true).await
+        }
+    }
+
+    async fn settle<T>(
+        &mut self,
+        outcome: Result<T, E>,
+        timed_out: bool,
+    ) -> ControlFlow<Result<T, RetryError<E>>> {
+        match self
+            .retry
+            .after_attempt(outcome, timed_out, self.sleeper.now())
+        {
+            Step::Done(result) => ControlFlow::Break(result),
+            Step::Wait(delay) => {
+                self.sleeper.sleep(delay).await;
+                ControlFlow::Continue(())
+            }
+        }
+    }
+}
