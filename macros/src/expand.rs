@@ -89,8 +89,12 @@ pub(crate) fn expand(item: ItemFn, config: &Config, shape: &Shape) -> TokenStrea
 
     let body = if shape.is_async {
         let sleep = config.sleep.as_ref().map_or_else(
-            || quote!(#rt::__private::DefaultAsyncSleeper),
-            |path| quote!(#path),
+            || {
+                quote!(#rt::__private::default_async_sleeper(
+                    &#rt::__private::DefaultAsyncSleeper
+                ))
+            },
+            |path| quote!(&#path),
         );
         let ascribe = shape.body_type.as_ref().map_or_else(
             || quote!(#rt::__private::ascribe),
@@ -100,7 +104,7 @@ pub(crate) fn expand(item: ItemFn, config: &Config, shape: &Shape) -> TokenStrea
         quote! {
             let #policy = #policy_expr;
             #key_init
-            let #sleeper = &#sleep;
+            let #sleeper = #sleep;
             let mut #retry = #new_retry #budget #on_retry #on_stop
                 .start_async(#sleeper);
             loop {

@@ -316,8 +316,10 @@ use proc_macro::TokenStream;
 /// ## `sleep = path`
 /// How to wait. For a sync fn: any `Fn(Duration)` (or a `retry_audit::retry::Sleeper`, which also
 /// supplies the clock — a virtual clock in tests); the default is `std::thread::sleep`. For an
-/// async fn: any `Fn(Duration) -> impl Future<Output = ()>` (any runtime) or an `AsyncSleeper`;
-/// the default is tokio's timer and clock (feature `tokio`), which honours a paused test clock.
+/// async fn: any `Fn(Duration) -> impl Future<Output = ()> + Send` (any runtime) or an
+/// `AsyncSleeper` (which also supplies the clock); the default is tokio's timer and clock (feature
+/// `tokio`), which honours a paused test clock. Without the feature and without `sleep`, an async
+/// function does not compile, and the error says so.
 ///
 /// ```no_run
 /// # use retry_audit::retryable;

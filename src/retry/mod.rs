@@ -64,11 +64,37 @@ pub mod __private {
     use super::AsyncSleeper;
     use super::RetryError;
 
-    /// Stands in for the tokio timer when the `tokio` feature is off; it implements no
-    /// `AsyncSleeper`, so using it reports how to fix the build.
+    /// Stands in for the tokio timer when the `tokio` feature is off. It is never run: it lacks
+    /// [`DefaultTimer`], so [`default_async_sleeper`] rejects it at compile time, with one error
+    /// that says how to fix the build.
     #[cfg(not(feature = "tokio"))]
     #[derive(Clone, Copy, Debug)]
     pub struct DefaultAsyncSleeper;
+
+    #[cfg(not(feature = "tokio"))]
+    impl AsyncSleeper for DefaultAsyncSleeper {
+        type Sleep = std::future::Ready<()>;
+
+        fn sleep(&self, _: std::time::Duration) -> Self::Sleep {
+            unreachable!("`default_async_sleeper` rejects this type at compile time")
+        }
+    }
+
+    /// The default async timer is available (feature `tokio`).
+    #[diagnostic::on_unimplemented(
+        message = "an async `#[retryable]` function needs an async timer to wait between attempts",
+        label = "no async timer",
+        note = "enable the `tokio` feature of `retry-audit`, or name an async sleep function with `sleep = path`"
+    )]
+    pub trait DefaultTimer {}
+
+    #[cfg(feature = "tokio")]
+    impl DefaultTimer for DefaultAsyncSleeper {}
+
+    /// The default timer of async functions, when there is one.
+    pub fn default_async_sleeper<S: DefaultTimer>(sleeper: &S) -> &S {
+        sleeper
+    }
 
     /// Fixes the output type of the body's async block (so `?` inside it knows its error type).
     pub fn ascribe<R, F: Future<Output = R>>(attempt: F) -> F {
