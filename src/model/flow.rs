@@ -7,7 +7,6 @@
 //! still carry. Paths that reach the loop's end or `continue` are recorded as [`Continue`]s; paths
 //! that leave (`return`, `break`, `panic!`, `bail!`, setting the loop's flag) as exits.
 
-use syn::spanned::Spanned;
 use syn::{Block, Expr, Pat, Stmt};
 
 use super::names;
@@ -104,6 +103,8 @@ struct PathState {
     err_arm: Option<(Span, Option<String>)>,
     /// The path passed a test of an attempt counter, a clock or a schedule.
     bound: Option<BoundKind>,
+    /// The operation whose result the latest `Ok`/`Err` test on this path looked at.
+    op: Option<String>,
 }
 
 impl PathState {
@@ -115,6 +116,7 @@ impl PathState {
             classified: false,
             err_arm: None,
             bound: None,
+            op: None,
         }
     }
 }
@@ -127,6 +129,8 @@ pub struct Continue {
     pub readiness: bool,
     pub classified: bool,
     pub err_arm: Option<Span>,
+    /// The operation that failed on this path (`send`, `compare_exchange`), when known.
+    pub op: Option<String>,
     /// The `continue`, the recursive call, or the end of the body.
     pub span: Span,
 }
@@ -240,7 +244,11 @@ impl<'a, 'c> Flow<'a, 'c> {
         let span = self.index.of(cond);
         let text = short(self.index.text(span));
         let set = info.then_set.map(|s| (s, span, format!("`{text}`")));
-        let mut states = self.refined(&[PathState::start(Outcome::Neutral)], info.then_o, set);
+        let mut states = Self::refined(
+            &[PathState::start(Outcome::Neutral)],
+            info.then_o,
+            set.as_ref(),
+        );
         Self::hint(&mut states, self.bound_kind_of(cond));
         if info.then_o.may_fail() {
             self.result.success_exit = true;
@@ -287,48 +295,7 @@ impl<'a, 'c> Flow<'a, 'c> {
 
     /// Whether a guard on an exit limits the retries: an attempt counter, a clock, a schedule.
     fn bound_kind_of(&self, guard: &Expr) -> Option<BoundKind> {
-        let mut kind = None;
-        for_each_name(guard, &mut |name, is_call| {
-            if kind.is_some() {
-                return;
-            }
-            if self.facts.counters.contains(name) || (!is_call && names::is_counter_name(name)) {
-                kind = Some(BoundKind::Counter);
-            } else if (!is_call && names::is_time_name(name))
-                || (is_call
-                    && matches!(
-                        name,
-                        "elapsed"
-                            | "duration_since"
-                            | "saturating_duration_since"
-                            | "checked_duration_since"
-                            | "is_expired"
-                            | "has_elapsed"
-                            | "is_elapsed"
-                            | "remaining"
-                            | "time_left"
-                            | "expired"
-                    ))
-            {
-                kind = Some(BoundKind::Deadline);
-            } else if is_call
-                && matches!(
-                    name,
-                    "next" | "next_backoff" | "next_delay" | "next_retry" | "next_interval"
-                )
-            {
-                kind = Some(BoundKind::Schedule);
-            }
-        });
-        if kind.is_none() {
-            // `x >= self.max_retries` style: any comparison against a place mutated by a count step.
-            for c in &self.facts.counters {
-                if mentions(guard, c) {
-                    return Some(BoundKind::Counter);
-                }
-            }
-        }
-        kind
+        super::bound::bound_kind(guard, self.facts, self.status.locals)
     }
 
     fn record_continue(&mut self, states: Vec<PathState>, span: Span) {
@@ -339,6 +306,7 @@ impl<'a, 'c> Flow<'a, 'c> {
                 readiness: s.readiness,
                 classified: s.classified,
                 err_arm: s.err_arm.map(|(sp, _)| sp),
+                op: s.op,
                 span,
             });
         }
@@ -373,10 +341,10 @@ impl<'a, 'c> Flow<'a, 'c> {
                         // let Ok(x) = op() else { ... };  /  let Some(d) = delays.next() else { .. };
                         let pat_o = pat_outcome(&l.pat).unwrap_or(Outcome::Neutral);
                         self.note_tested(&init.expr, pat_o);
-                        let mut else_states = self.refined(&states, pat_o.negate(), None);
+                        let mut else_states = Self::refined(&states, pat_o.negate(), None);
                         Self::hint(&mut else_states, self.bound_kind_of(&init.expr));
                         let _ = self.expr(else_expr, else_states);
-                        self.refined(&states, pat_o, None)
+                        Self::refined(&states, pat_o, None)
                     }
                     None => states,
                 }
@@ -388,17 +356,16 @@ impl<'a, 'c> Flow<'a, 'c> {
     }
 
     fn refined(
-        &self,
         states: &[PathState],
         o: Outcome,
-        set: Option<(StatusSet, Span, String)>,
+        set: Option<&(StatusSet, Span, String)>,
     ) -> Vec<PathState> {
         states
             .iter()
             .map(|s| {
                 let mut s = s.clone();
                 s.outcome = s.outcome.refine(o);
-                if let Some((set, span, reason)) = &set {
+                if let Some((set, span, reason)) = set {
                     let prev = s.status.as_ref().map_or(StatusSet::all(), |c| c.set);
                     s.status = Some(StatusCtx {
                         set: prev.intersect(*set),
@@ -478,7 +445,6 @@ impl<'a, 'c> Flow<'a, 'c> {
             Expr::Async(a) if matches!(self.mode, Mode::Recursion(_)) => {
                 self.block(&a.block, states)
             }
-            Expr::Closure(_) | Expr::Async(_) | Expr::Const(_) => states,
             Expr::Macro(m) => self.mac(&m.mac, states),
             Expr::Call(c) => {
                 let mut states = self.expr(&c.func, states);
@@ -491,6 +457,16 @@ impl<'a, 'c> Flow<'a, 'c> {
                     }
                 }
                 states
+            }
+            // `Err(e).unwrap()` / `Err(e).expect(..)`: panics, i.e. leaves.
+            Expr::MethodCall(m)
+                if matches!(m.method.to_string().as_str(), "unwrap" | "expect")
+                    && matches!(&*m.receiver, Expr::Call(c)
+                        if names::callee_path(&c.func).and_then(names::last).as_deref() == Some("Err")) =>
+            {
+                let failing = Self::refined(&states, Outcome::Failure, None);
+                self.record_exit(&failing);
+                Vec::new()
             }
             Expr::MethodCall(m) => {
                 let mut states = self.expr(&m.receiver, states);
@@ -562,7 +538,7 @@ impl<'a, 'c> Flow<'a, 'c> {
         let name = names::last(&mac.path).unwrap_or_default();
         match name.as_str() {
             "panic" | "unreachable" | "todo" | "unimplemented" | "bail" | "throw" => {
-                let failing = self.refined(&states, Outcome::Failure, None);
+                let failing = Self::refined(&states, Outcome::Failure, None);
                 self.record_exit(&failing);
                 Vec::new()
             }
@@ -597,7 +573,7 @@ impl<'a, 'c> Flow<'a, 'c> {
         let info = self.cond_info(&i.cond);
         let span = self.index.of(&i.cond);
         let cond_text = short(self.index.text(span));
-        let classified = self.mentions_err(&states, &i.cond);
+        let classified = Self::mentions_err(&states, &i.cond);
         let then_set = info.then_set.map(|s| (s, span, format!("`{cond_text}`")));
         let else_span = i
             .else_branch
@@ -606,8 +582,8 @@ impl<'a, 'c> Flow<'a, 'c> {
         let else_set = info
             .else_set
             .map(|s| (s, else_span, format!("everything that fails `{cond_text}`")));
-        let mut then_states = self.refined(&states, info.then_o, then_set);
-        let mut else_states = self.refined(&states, info.else_o, else_set);
+        let mut then_states = Self::refined(&states, info.then_o, then_set.as_ref());
+        let mut else_states = Self::refined(&states, info.else_o, else_set.as_ref());
         for s in &mut then_states {
             s.readiness |= info.readiness;
             s.classified |= classified;
@@ -618,6 +594,11 @@ impl<'a, 'c> Flow<'a, 'c> {
         let bound = self.bound_kind_of(&i.cond);
         Self::hint(&mut then_states, bound);
         Self::hint(&mut else_states, bound);
+        if let Some(op) = cond_op(&i.cond) {
+            for s in then_states.iter_mut().chain(else_states.iter_mut()) {
+                s.op = Some(op.clone());
+            }
+        }
         let mut out = self.block(&i.then_branch, then_states);
         let else_out = match &i.else_branch {
             Some((_, e)) => self.expr(e, else_states),
@@ -635,7 +616,7 @@ impl<'a, 'c> Flow<'a, 'c> {
                     .pattern(&a.pat)
                     .is_some_and(|s| !s.is_empty() && has_status_path(&a.pat))
             });
-        let classified = self.mentions_err(&states, &m.expr);
+        let classified = Self::mentions_err(&states, &m.expr);
         let mut seen_ok = false;
         let mut seen_err = false;
         let mut seen_result_pattern = false;
@@ -689,8 +670,13 @@ impl<'a, 'c> Flow<'a, 'c> {
             let inspects_error = |g: &Expr| {
                 binding.iter().any(|b| mentions(g, b)) || (binding.is_empty() && !is_bound_only(g))
             };
-            let mut arm_classified =
-                classified || (earlier_err_guard && pat_o == Some(Outcome::Failure));
+            // `Err(Error::Timeout)`, `Err(ClientError::Canceled { .. })`: the pattern itself picks
+            // a kind of error.
+            let specific_err =
+                pat_o == Some(Outcome::Failure) && !err_pattern_is_catch_all(&arm.pat);
+            let mut arm_classified = classified
+                || specific_err
+                || (earlier_err_guard && pat_o == Some(Outcome::Failure));
             let mut arm_bound = scrutinee_bound.or(earlier_bound);
             if let Some((_, g)) = &arm.guard {
                 if let Some(k) = self.bound_kind_of(g) {
@@ -724,7 +710,7 @@ impl<'a, 'c> Flow<'a, 'c> {
             }
             let err_arm =
                 (pat_o == Some(Outcome::Failure)).then(|| (pat_span, binding.first().cloned()));
-            let mut arm_states = self.refined(&states, o, set);
+            let mut arm_states = Self::refined(&states, o, set.as_ref());
             for s in &mut arm_states {
                 s.readiness |= readiness;
                 s.classified |= arm_classified;
@@ -733,6 +719,13 @@ impl<'a, 'c> Flow<'a, 'c> {
                 }
             }
             Self::hint(&mut arm_states, arm_bound);
+            if seen_result_pattern {
+                if let Some(op) = operation_name(&m.expr) {
+                    for s in &mut arm_states {
+                        s.op = Some(op.clone());
+                    }
+                }
+            }
             let res = self.expr(&arm.body, arm_states);
             out.extend(res);
         }
@@ -740,7 +733,7 @@ impl<'a, 'c> Flow<'a, 'c> {
     }
 
     /// Whether a condition inspects the error bound by the enclosing `Err(e)` arm.
-    fn mentions_err(&self, states: &[PathState], cond: &Expr) -> bool {
+    fn mentions_err(states: &[PathState], cond: &Expr) -> bool {
         states.iter().any(|s| {
             s.err_arm
                 .as_ref()
@@ -891,10 +884,9 @@ fn is_const_like(name: &str) -> bool {
 }
 
 fn has_status_path(pat: &Pat) -> bool {
-    let t = quote::ToTokens::to_token_stream(pat).to_string();
-    t.contains("StatusCode")
-        || t.split_whitespace()
-            .any(|w| names::status_const(w).is_some())
+    quote::ToTokens::to_token_stream(pat)
+        .to_string()
+        .contains("StatusCode")
 }
 
 fn pat_mentions_readiness(pat: &Pat) -> bool {
@@ -907,6 +899,30 @@ fn mentions_readiness(e: &Expr) -> bool {
     let t = quote::ToTokens::to_token_stream(e).to_string();
     t.split(|c: char| !c.is_alphanumeric() && c != '_')
         .any(names::is_readiness_error)
+}
+
+/// `Err(e)`, `Err(_)`, `Err(ref e)`: any error.
+fn err_pattern_is_catch_all(pat: &Pat) -> bool {
+    match pat {
+        Pat::TupleStruct(t) if t.elems.len() == 1 => is_catch_all(&t.elems[0]),
+        Pat::Reference(r) => err_pattern_is_catch_all(&r.pat),
+        Pat::Paren(p) => err_pattern_is_catch_all(&p.pat),
+        _ => false,
+    }
+}
+
+/// The operation tested by a condition: `if let Err(e) = op()`, `if op().is_ok()`.
+fn cond_op(cond: &Expr) -> Option<String> {
+    match cond {
+        Expr::Let(l) => pat_outcome(&l.pat).and_then(|_| operation_name(&l.expr)),
+        Expr::MethodCall(m) if m.method == "is_ok" || m.method == "is_err" => {
+            operation_name(&m.receiver)
+        }
+        Expr::Unary(u) => cond_op(&u.expr),
+        Expr::Paren(p) => cond_op(&p.expr),
+        Expr::Binary(b) => cond_op(&b.left).or_else(|| cond_op(&b.right)),
+        _ => None,
+    }
 }
 
 /// A guard that only checks the attempt count or the clock (`if attempt < MAX`).
@@ -964,10 +980,15 @@ pub fn operation_name(e: &Expr) -> Option<String> {
         }
         Expr::Call(c) => names::callee_path(&c.func).and_then(names::last),
         Expr::Await(a) => operation_name(&a.base),
+        // `ready!(self.listener.poll_accept(cx))`, `try_ready!(..)`: the call inside.
+        Expr::Macro(m) => m
+            .mac
+            .parse_body::<Expr>()
+            .ok()
+            .and_then(|inner| operation_name(&inner)),
         Expr::Try(t) => operation_name(&t.expr),
         Expr::Paren(p) => operation_name(&p.expr),
         Expr::Reference(r) => operation_name(&r.expr),
-        Expr::Path(_) => None,
         _ => None,
     }
 }
@@ -1021,9 +1042,4 @@ pub fn short(text: &str) -> String {
     } else {
         one
     }
-}
-
-/// The span of a node (re-exported for the site builder).
-pub fn span_of<T: Spanned>(index: &LineIndex<'_>, node: &T) -> Span {
-    index.of(node)
 }

@@ -14,7 +14,7 @@ use super::PerAttemptKey;
 use crate::diagnostic::Span;
 
 /// A fresh-value constructor found in the code.
-#[derive(Clone)]
+#[derive(Clone, Copy)]
 struct Fresh {
     span: Span,
     name: &'static str,
@@ -132,7 +132,7 @@ impl<'a> Scanner<'a, '_> {
                     Expr::Path(p) if p.path.segments.len() == 1 => {
                         let id = p.path.segments[0].ident.to_string();
                         if let Some(f) = self.s.bindings.get(&id) {
-                            self.found = Some(f.clone());
+                            self.found = Some(*f);
                             return;
                         }
                     }
@@ -183,7 +183,7 @@ impl<'a> Scanner<'a, '_> {
                         }
                     } else if path.len() == 1 {
                         if let Some(f) = self.bindings.get(&s) {
-                            return Some(f.clone());
+                            return Some(*f);
                         }
                     }
                 }
@@ -209,13 +209,12 @@ impl<'a> Scanner<'a, '_> {
         }
     }
 
-    fn report(&mut self, fresh: Fresh, used_as: String, via: Option<Span>, at: Option<Span>) {
-        let span = at.unwrap_or(fresh.span);
+    fn report(&mut self, fresh: Fresh, used_as: String) {
         self.keys.push(PerAttemptKey {
-            span,
+            span: fresh.span,
             constructor: fresh.name.to_owned(),
             used_as,
-            via: via.or(at.map(|_| fresh.span)),
+            via: None,
         });
     }
 
@@ -241,7 +240,7 @@ impl<'a> Scanner<'a, '_> {
                 .cloned()
                 .collect();
             if let Some(f) = self.fresh_in_tokens(&rest) {
-                self.report(f, format!("`{name}`"), None, None);
+                self.report(f, format!("`{name}`"));
             }
         }
     }
@@ -314,11 +313,11 @@ impl<'a> Visit<'a> for Scanner<'a, '_> {
             if let Some(f) = self.fresh_in(&init.expr) {
                 for b in &bound {
                     if names::is_strong_key_name(b) {
-                        self.report(f.clone(), format!("`{b}`"), None, None);
+                        self.report(f, format!("`{b}`"));
                     } else if names::is_key_name(b) {
-                        self.weak.insert(b.clone(), f.clone());
+                        self.weak.insert(b.clone(), f);
                     }
-                    self.bindings.insert(b.clone(), f.clone());
+                    self.bindings.insert(b.clone(), f);
                 }
             }
         }
@@ -332,13 +331,13 @@ impl<'a> Visit<'a> for Scanner<'a, '_> {
             (h, [k, v]) if is_header_method(h) => {
                 if let Some(h) = header_name(k).filter(|h| names::is_strong_key_name(h)) {
                     if let Some(f) = self.fresh_in(v) {
-                        self.report(f, format!("the `{h}` header"), None, None);
+                        self.report(f, format!("the `{h}` header"));
                     }
                 }
             }
             (_, [v]) if names::is_key_name(&name) => {
                 if let Some(f) = self.fresh_in(v) {
-                    self.report(f, format!("`.{name}(..)`"), None, None);
+                    self.report(f, format!("`.{name}(..)`"));
                 }
             }
             _ => {}
@@ -377,7 +376,7 @@ impl<'a> Visit<'a> for Scanner<'a, '_> {
             let n = id.to_string();
             if names::is_key_name(&n) {
                 if let Some(f) = self.fresh_in(&fv.expr) {
-                    self.report(f, format!("field `{n}`"), None, None);
+                    self.report(f, format!("field `{n}`"));
                 }
             }
         }
@@ -397,8 +396,8 @@ impl<'a> Scanner<'a, '_> {
     fn weak_args<I: Iterator<Item = &'a Expr>>(&mut self, callee: &str, args: I) {
         for a in args {
             if let Some(n) = passed_name(a) {
-                if let Some(f) = self.weak.get(&n).cloned() {
-                    self.report(f, format!("`{n}`, passed to `{callee}`"), None, None);
+                if let Some(f) = self.weak.get(&n).copied() {
+                    self.report(f, format!("`{n}`, passed to `{callee}`"));
                 }
             }
         }

@@ -3,6 +3,7 @@
 //!
 //! [`extract`] builds it from a parsed file; the rules in [`crate::checks`] only read it.
 
+mod bound;
 mod flow;
 mod keys;
 mod names;

@@ -38,17 +38,6 @@ pub fn is_sleep_path(full: &[String]) -> bool {
     }
 }
 
-/// `std::thread::sleep` and its aliases: blocks the thread.
-pub fn is_blocking_sleep(full: &[String]) -> bool {
-    matches!(
-        full.iter()
-            .map(String::as_str)
-            .collect::<Vec<_>>()
-            .as_slice(),
-        [.., "thread", "sleep" | "sleep_ms" | "park_timeout"]
-    )
-}
-
 /// Methods named like a sleep: `runtime.sleep(d)`, `sleeper.sleep(d)`.
 pub fn is_sleep_method(name: &str) -> bool {
     matches!(name, "sleep" | "delay_for")
@@ -182,6 +171,9 @@ pub fn is_readiness_error(name: &str) -> bool {
         "WouldBlock"
             | "Interrupted"
             | "EINTR"
+            | "INTR"
+            | "AGAIN"
+            | "WOULDBLOCK"
             | "EAGAIN"
             | "EWOULDBLOCK"
             | "Empty"
@@ -204,6 +196,20 @@ pub fn is_spin_operation(name: &str) -> bool {
         "compare_exchange"
             | "compare_exchange_weak"
             | "compare_and_swap"
+            | "swap"
+            | "load"
+            | "try_unwrap"
+            | "get_mut"
+            | "poll_accept"
+            | "try_accept"
+            | "try_clone"
+            | "try_join"
+            | "try_from"
+            | "try_into"
+            | "parse"
+            | "from_str"
+            | "decode"
+            | "try_decode"
             | "fetch_update"
             | "try_lock"
             | "try_read"
@@ -324,7 +330,7 @@ pub fn key_constructor(full: &[String]) -> Option<&'static str> {
 pub fn key_constructor_macro(name: &str) -> Option<&'static str> {
     match name {
         "nanoid" => Some("nanoid!()"),
-        "uuid" => None, // uuid!("...") is a literal, not a fresh key
+        // `uuid!("...")` is a literal, not a fresh key.
         _ => None,
     }
 }

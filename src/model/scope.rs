@@ -28,13 +28,6 @@ pub struct FileScope<'a> {
 }
 
 impl<'a> FileScope<'a> {
-    #[must_use]
-    pub fn new(file: &'a syn::File) -> Self {
-        let mut scope = FileScope::default();
-        scope.visit_file(file);
-        scope
-    }
-
     /// The full path of `path` after `use` resolution of its first segment.
     #[must_use]
     pub fn resolve(&self, path: &syn::Path) -> Vec<String> {

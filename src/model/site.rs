@@ -21,9 +21,17 @@ use crate::diagnostic::Span;
 /// Builds the model of one parsed file.
 #[must_use]
 pub fn extract(file: &syn::File, index: &LineIndex<'_>) -> FileModel {
-    let scope = FileScope::new(file);
+    // Items written inside macro invocations (`rt_test! { fn .. }`, `cfg_if! { .. }`) are code
+    // too; their tokens keep their positions in the file.
+    let mut bodies = Vec::new();
+    macro_bodies(&file.items, &mut bodies, 0);
+    let files: Vec<&syn::File> = std::iter::once(file).chain(bodies.iter()).collect();
+    let mut scope = FileScope::default();
     let mut timeouts = TimeoutCalls::default();
-    timeouts.visit_file(file);
+    for f in &files {
+        scope.visit_file(f);
+        timeouts.visit_file(f);
+    }
     let mut b = Builder {
         scope: &scope,
         index,
@@ -31,8 +39,37 @@ pub fn extract(file: &syn::File, index: &LineIndex<'_>) -> FileModel {
         timeout_vars: timeouts.vars,
         sites: Vec::new(),
     };
-    b.visit_file(file);
+    for f in &files {
+        b.visit_file(f);
+    }
     FileModel { sites: b.sites }
+}
+
+/// The bodies of item-position macro invocations that parse as items (not `macro_rules!`
+/// definitions, whose `$x` fragments are not Rust yet), nested ones included.
+fn macro_bodies(items: &[syn::Item], out: &mut Vec<syn::File>, depth: usize) {
+    if depth > 4 {
+        return;
+    }
+    for item in items {
+        match item {
+            syn::Item::Macro(m) if m.ident.is_none() && m.mac.path.is_ident("macro_rules") => {}
+            syn::Item::Macro(m) if m.ident.is_none() => {
+                if let Ok(f) = m.mac.parse_body::<syn::File>() {
+                    if !f.items.is_empty() {
+                        macro_bodies(&f.items, out, depth + 1);
+                        out.push(f);
+                    }
+                }
+            }
+            syn::Item::Mod(md) => {
+                if let Some((_, inner)) = &md.content {
+                    macro_bodies(inner, out, depth + 1);
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 /// Names of local functions whose future is run under `timeout(..)`: their loops have a deadline.
@@ -249,6 +286,17 @@ impl<'a> Builder<'a, '_> {
             }
         }
         let has_counter = !facts.counters.is_empty();
+        // An immediate, uncounted re-run of one recognised kind of error (a stale pooled
+        // connection, a cancelled request) is a protocol step bounded by what produces that
+        // error, not a retry policy: stay silent.
+        let failing: Vec<_> = result
+            .continues
+            .iter()
+            .filter(|c| c.outcome.may_fail() && !c.readiness)
+            .collect();
+        if delays.is_empty() && !has_counter && failing.iter().all(|c| c.classified) {
+            return None;
+        }
         if delays.is_empty()
             && !has_counter
             && !mentions_retry_words(l, fn_name)
@@ -256,7 +304,7 @@ impl<'a> Builder<'a, '_> {
         {
             return None;
         }
-        let bound = self.loop_bound(l, &result, &facts, in_timeout);
+        let bound = Self::loop_bound(l, &result, &facts, locals, in_timeout);
         let statuses = self.statuses(&result, body);
         let keys = per_attempt_keys(body, self.scope, self.index, fn_name);
         let retry_path = result
@@ -276,10 +324,10 @@ impl<'a> Builder<'a, '_> {
     }
 
     fn loop_bound(
-        &self,
         l: &'a Expr,
         result: &FlowResult,
         facts: &LoopFacts<'a>,
+        locals: &Locals<'a>,
         in_timeout: bool,
     ) -> Bound {
         let header = match l {
@@ -292,7 +340,7 @@ impl<'a> Builder<'a, '_> {
                         None
                     }
                 }
-                cond => cond_bound(cond, facts),
+                cond => super::bound::bound_kind(cond, facts, locals),
             },
             _ => None,
         };
@@ -550,7 +598,19 @@ fn is_retry_shape(r: &FlowResult) -> bool {
     if r.continues.iter().any(|c| c.outcome == Outcome::Success) {
         return false;
     }
-    if !r.tested_ops.is_empty() && r.tested_ops.iter().all(|o| names::is_spin_operation(o)) {
+    // What failed on the paths that go round again: a CAS, a lock, a channel, an accept.
+    let failed_ops: Vec<&str> = failing
+        .iter()
+        .filter(|c| !c.readiness)
+        .filter_map(|c| c.op.as_deref())
+        .collect();
+    if !failed_ops.is_empty() && failed_ops.iter().all(|o| names::is_spin_operation(o)) {
+        return false;
+    }
+    if failed_ops.is_empty()
+        && !r.tested_ops.is_empty()
+        && r.tested_ops.iter().all(|o| names::is_spin_operation(o))
+    {
         return false;
     }
     true
@@ -627,35 +687,6 @@ fn for_bound(iter: &Expr) -> Option<BoundKind> {
         }
         _ => Some(BoundKind::Schedule),
     }
-}
-
-fn cond_bound(cond: &Expr, facts: &LoopFacts<'_>) -> Option<BoundKind> {
-    let mut kind = None;
-    super::flow::for_each_name(cond, &mut |name, is_call| {
-        if kind.is_some() {
-            return;
-        }
-        if facts.counters.contains(name) || (!is_call && names::is_counter_name(name)) {
-            kind = Some(BoundKind::Counter);
-        } else if (!is_call && names::is_time_name(name))
-            || (is_call
-                && matches!(
-                    name,
-                    "elapsed" | "duration_since" | "is_expired" | "remaining"
-                ))
-        {
-            kind = Some(BoundKind::Deadline);
-        }
-    });
-    if kind.is_none()
-        && facts
-            .counters
-            .iter()
-            .any(|c| super::values::mentions(cond, c))
-    {
-        kind = Some(BoundKind::Counter);
-    }
-    kind
 }
 
 fn is_schedule_call(name: &str) -> bool {
@@ -742,10 +773,6 @@ fn mentions_retry_words(l: &Expr, fn_name: &str) -> bool {
 /// Whether a tested result went through `error_for_status()`: in the tested expression itself, or
 /// in the `let` that the tested variable was bound by.
 fn tests_error_for_status(result: &FlowResult, body: &Block, index: &LineIndex<'_>) -> bool {
-    let tested: Vec<&str> = result.tested_exprs.iter().map(|s| index.text(*s)).collect();
-    if tested.iter().any(|t| t.contains("error_for_status")) {
-        return true;
-    }
     struct L<'t> {
         tested: &'t [&'t str],
         found: bool,
@@ -766,6 +793,10 @@ fn tests_error_for_status(result: &FlowResult, body: &Block, index: &LineIndex<'
             syn::visit::visit_local(self, l);
         }
         fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    let tested: Vec<&str> = result.tested_exprs.iter().map(|s| index.text(*s)).collect();
+    if tested.iter().any(|t| t.contains("error_for_status")) {
+        return true;
     }
     let mut l = L {
         tested: &tested,

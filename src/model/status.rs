@@ -27,7 +27,7 @@ fn text(e: &impl quote::ToTokens) -> String {
     e.to_token_stream().to_string()
 }
 
-impl<'a> StatusEval<'a, '_> {
+impl StatusEval<'_, '_> {
     /// Whether an expression holds an HTTP status (by how it reads, or what it was bound to).
     #[must_use]
     pub fn is_status_expr(&self, e: &Expr) -> bool {
@@ -76,13 +76,10 @@ impl<'a> StatusEval<'a, '_> {
                     .filter(|c| (100..=599).contains(c)),
                 _ => None,
             },
-            Expr::Path(p) => {
-                let last = names::last(&p.path)?;
-                names::status_const(&last).or_else(|| {
-                    let c = self.file.constant(&p.path)?;
-                    self.code(c)
-                })
-            }
+            Expr::Path(p) => self.status_path_code(&p.path).or_else(|| {
+                let c = self.file.constant(&p.path)?;
+                self.code(c)
+            }),
             Expr::Call(c) => {
                 let last = names::callee_path(&c.func).and_then(names::last)?;
                 match last.as_str() {
@@ -102,6 +99,35 @@ impl<'a> StatusEval<'a, '_> {
             Expr::Reference(r) => self.code(&r.expr),
             Expr::Cast(c) => self.code(&c.expr),
             _ => None,
+        }
+    }
+
+    /// `StatusCode::TOO_MANY_REQUESTS`, `http::StatusCode::OK`, or a bare `TOO_MANY_REQUESTS`
+    /// imported from `StatusCode`: the code. A bare `LOCKED` or `OK` that is not imported from
+    /// `StatusCode` is someone else's constant.
+    #[must_use]
+    pub fn status_path_code(&self, path: &syn::Path) -> Option<u16> {
+        let full = self.file.resolve(path);
+        let n = full.len();
+        if n >= 2 && full[n - 2] == "StatusCode" {
+            names::status_const(&full[n - 1])
+        } else {
+            None
+        }
+    }
+
+    /// Whether an expression is written with a `StatusCode` constant.
+    fn names_status_code(&self, e: &Expr) -> bool {
+        match e {
+            Expr::Path(p) => self.status_path_code(&p.path).is_some(),
+            Expr::Call(c) => {
+                c.args.first().is_some_and(|a| self.names_status_code(a))
+                    || text(&c.func).contains("StatusCode")
+            }
+            Expr::MethodCall(m) => self.names_status_code(&m.receiver),
+            Expr::Paren(p) => self.names_status_code(&p.expr),
+            Expr::Reference(r) => self.names_status_code(&r.expr),
+            _ => false,
         }
     }
 
@@ -136,12 +162,10 @@ impl<'a> StatusEval<'a, '_> {
                 };
                 Some(StatusSet::range(lo, hi))
             }
-            Pat::Path(p) => {
-                let last = names::last(&p.path)?;
-                names::status_const(&last)
-                    .or_else(|| self.file.constant(&p.path).and_then(|c| self.code(c)))
-                    .map(StatusSet::single)
-            }
+            Pat::Path(p) => self
+                .status_path_code(&p.path)
+                .or_else(|| self.file.constant(&p.path).and_then(|c| self.code(c)))
+                .map(StatusSet::single),
             Pat::Or(o) => {
                 let mut s = StatusSet::empty();
                 for case in &o.cases {
@@ -252,7 +276,7 @@ impl<'a> StatusEval<'a, '_> {
             "is_informational" => Some(StatusSet::range(100, 199)),
             "contains" => {
                 let arg = m.args.first()?;
-                if !self.is_status_expr(arg) && !self.is_status_collection(&m.receiver) {
+                if !self.is_status_expr(arg) && !Self::is_status_collection(&m.receiver) {
                     return None;
                 }
                 self.collection(&m.receiver)
@@ -299,28 +323,28 @@ impl<'a> StatusEval<'a, '_> {
             return None;
         }
         let args: Vec<&Expr> = args.collect();
-        if !args.iter().any(|a| self.is_status_expr(a)) {
-            // A predicate over the whole response (`should_retry(&resp)`) still counts when its
-            // parameter is then asked for its status.
-            if args.is_empty() {
-                return None;
-            }
-        }
         let f = self.file.function(name)?;
-        let params: Vec<String> = f
+        // The parameters that hold a status: typed `StatusCode`, or given a status argument. A
+        // predicate over the whole response (`should_retry(&resp)`) counts through its body
+        // asking the response for its `status()`.
+        let typed: Vec<&syn::PatType> = f
             .sig
             .inputs
             .iter()
             .filter_map(|a| match a {
-                syn::FnArg::Typed(t) => {
-                    let mut v = Vec::new();
-                    super::values::pat_bindings(&t.pat, &mut v);
-                    Some(v)
-                }
+                syn::FnArg::Typed(t) => Some(t),
                 syn::FnArg::Receiver(_) => None,
             })
-            .flatten()
             .collect();
+        let mut params = Vec::new();
+        for (i, t) in typed.iter().enumerate() {
+            let ty = text(&*t.ty);
+            let by_type = ty.contains("StatusCode");
+            let by_arg = args.get(i).is_some_and(|a| self.is_status_expr(a));
+            if by_type || by_arg {
+                super::values::pat_bindings(&t.pat, &mut params);
+            }
+        }
         let locals = Locals::of_fn(&f);
         let inner = StatusEval {
             file: self.file,
@@ -328,6 +352,16 @@ impl<'a> StatusEval<'a, '_> {
             status_idents: params,
             depth: self.depth + 1,
         };
+        // A predicate that never looks at a status is not a status classifier.
+        if !f
+            .block
+            .stmts
+            .iter()
+            .any(|st| names::is_status_text(&text(st)))
+            && inner.status_idents.is_empty()
+        {
+            return None;
+        }
         let mut set: Option<StatusSet> = None;
         for e in returned_exprs(f.block) {
             let s = inner.bool_valued(e)?;
@@ -382,16 +416,11 @@ impl<'a> StatusEval<'a, '_> {
             (Some(c), None) => (c, true, &*b.right),
             _ => return None,
         };
-        let named_const = |e: &Expr| matches!(e, Expr::Path(_) | Expr::Call(_));
         let code_side = if flipped { &*b.left } else { &*b.right };
-        if !self.is_status_expr(other) && !named_const(code_side) {
+        // `x < 258` or `len < MAX_LEN` is only about statuses when x reads as a status, or when
+        // the other side is written with a `StatusCode` constant.
+        if !self.is_status_expr(other) && !self.names_status_code(code_side) {
             return None;
-        }
-        if !self.is_status_expr(other) && !text(code_side).contains("StatusCode") {
-            // `x == Some(429)` without anything saying x is a status: not ours.
-            if !matches!(code_side, Expr::Path(_)) {
-                return None;
-            }
         }
         // Normalise to `status OP code`.
         let op = if flipped { flip(b.op) } else { b.op };
@@ -406,7 +435,7 @@ impl<'a> StatusEval<'a, '_> {
         })
     }
 
-    fn is_status_collection(&self, e: &Expr) -> bool {
+    fn is_status_collection(e: &Expr) -> bool {
         names::is_status_text(&text(e)) || text(e).to_ascii_lowercase().contains("retryable")
     }
 

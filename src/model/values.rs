@@ -161,20 +161,6 @@ impl<'a> Locals<'a> {
         l
     }
 
-    #[must_use]
-    pub fn of_block(block: &'a syn::Block) -> Self {
-        let mut l = Locals::default();
-        l.visit_block(block);
-        l
-    }
-
-    #[must_use]
-    pub fn of_expr(expr: &'a Expr) -> Self {
-        let mut l = Locals::default();
-        l.visit_expr(expr);
-        l
-    }
-
     fn bind(&mut self, pat: &Pat, value: &'a Expr) {
         let mut names = Vec::new();
         pat_bindings(pat, &mut names);
