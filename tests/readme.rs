@@ -64,3 +64,40 @@ fn readme_sample_output_is_what_the_binary_prints() {
         );
     }
 }
+
+/// The first ```rust block after `heading` in the README.
+fn rust_block_after<'t>(readme: &'t str, heading: &str) -> &'t str {
+    let at = readme
+        .find(heading)
+        .unwrap_or_else(|| panic!("README.md lacks {heading}"));
+    let rest = &readme[at..];
+    let open = rest.find("```rust\n").expect("a rust block") + "```rust\n".len();
+    let close = open + rest[open..].find("```").expect("a closing fence");
+    &rest[open..close]
+}
+
+#[test]
+fn readme_before_is_reported_and_after_is_clean() {
+    let readme = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+        .expect("README.md is readable");
+    let settings = retry_audit::Settings::default();
+    let rules = |src: &str| -> Vec<&'static str> {
+        let mut ids: Vec<&'static str> = retry_audit::check_source(src, &settings)
+            .expect("README example parses")
+            .iter()
+            .map(|d| d.rule.id())
+            .collect();
+        ids.sort_unstable();
+        ids
+    };
+    assert_eq!(
+        rules(rust_block_after(&readme, "### Before")),
+        ["RA001", "RA002", "RA004", "RA005"],
+        "the README's `Before` example is said to break these four rules"
+    );
+    assert_eq!(
+        rules(rust_block_after(&readme, "### After")),
+        Vec::<&str>::new(),
+        "the README's `After` example is said to be clean"
+    );
+}
