@@ -65,7 +65,7 @@ fn readme_sample_output_is_what_the_binary_prints() {
     }
 }
 
-/// The first ```rust block after `heading` in the README.
+/// The first fenced `rust` block after `heading` in the README.
 fn rust_block_after<'t>(readme: &'t str, heading: &str) -> &'t str {
     let at = readme
         .find(heading)
