@@ -334,7 +334,9 @@ impl<'a> Builder<'a, '_> {
             Expr::ForLoop(f) => for_bound(&f.expr),
             Expr::While(w) => match &*w.cond {
                 Expr::Let(le) => {
-                    if names::last_call(&le.expr).is_some_and(|n| is_schedule_call(&n)) {
+                    if names::last_call(&le.expr)
+                        .is_some_and(|n| super::bound::is_schedule_call(&n))
+                    {
                         Some(BoundKind::Schedule)
                     } else {
                         None
@@ -427,7 +429,6 @@ impl<'a> Builder<'a, '_> {
     }
 
     fn statuses(&self, result: &FlowResult, body: &'a Block) -> Vec<StatusRetry> {
-        let _ = body;
         let mut out: Vec<StatusRetry> = Vec::new();
         for c in &result.continues {
             if !c.outcome.may_fail() || c.readiness {
@@ -689,19 +690,6 @@ fn for_bound(iter: &Expr) -> Option<BoundKind> {
     }
 }
 
-fn is_schedule_call(name: &str) -> bool {
-    matches!(
-        name,
-        "next"
-            | "next_backoff"
-            | "next_delay"
-            | "next_retry"
-            | "next_interval"
-            | "pop"
-            | "pop_front"
-    )
-}
-
 fn kind_of(growth: bool, counter: bool, opaque: bool) -> DelayKind {
     if growth || (counter && !opaque) {
         DelayKind::Growing
@@ -826,26 +814,6 @@ fn contains_loop(body: &Block) -> bool {
         fn visit_item(&mut self, _: &'ast syn::Item) {}
     }
     let mut c = C { found: false };
-    c.visit_block(body);
-    c.found
-}
-
-#[allow(dead_code)]
-fn calls_method(body: &Block, name: &str) -> bool {
-    struct C<'n> {
-        name: &'n str,
-        found: bool,
-    }
-    impl<'ast> Visit<'ast> for C<'_> {
-        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
-            if m.method == self.name {
-                self.found = true;
-            }
-            syn::visit::visit_expr_method_call(self, m);
-        }
-        fn visit_item(&mut self, _: &'ast syn::Item) {}
-    }
-    let mut c = C { name, found: false };
     c.visit_block(body);
     c.found
 }
