@@ -16,6 +16,21 @@ pub struct LocalFn<'a> {
     pub attrs: &'a [syn::Attribute],
 }
 
+impl<'a> LocalFn<'a> {
+    /// The parameters other than `self`, in order.
+    #[must_use]
+    pub fn typed_params(&self) -> Vec<&'a syn::PatType> {
+        self.sig
+            .inputs
+            .iter()
+            .filter_map(|a| match a {
+                syn::FnArg::Typed(t) => Some(t),
+                syn::FnArg::Receiver(_) => None,
+            })
+            .collect()
+    }
+}
+
 /// File-wide facts.
 #[derive(Default)]
 pub struct FileScope<'a> {

@@ -1,6 +1,5 @@
 //! Finding retry sites in a file and extracting their facts.
 
-use std::collections::HashMap;
 use std::collections::HashSet;
 
 use syn::visit::Visit;
@@ -403,19 +402,7 @@ impl<'a> Builder<'a, '_> {
             [one] => *one,
             _ => return None,
         };
-        let mut params = HashMap::new();
-        let typed = f.sig.inputs.iter().filter_map(|a| match a {
-            syn::FnArg::Typed(t) => Some(t),
-            syn::FnArg::Receiver(_) => None,
-        });
-        for (p, a) in typed.zip(args) {
-            let mut ns = Vec::new();
-            pat_bindings(&p.pat, &mut ns);
-            let t = values.taint(a);
-            for n in ns {
-                params.insert(n, t);
-            }
-        }
+        let params = values.param_taints(&f, args);
         let locals = Locals::of_fn(&f);
         let facts = LoopFacts::collect(f.block, &[]);
         let inner_cx = ValueCx {
@@ -886,15 +873,11 @@ fn recursive_arg_mutations<'a>(f: LocalFn<'a>, name: &str, facts: &mut LoopFacts
     };
     s.visit_block(f.block);
     let params: Vec<Option<String>> = f
-        .sig
-        .inputs
+        .typed_params()
         .iter()
-        .filter_map(|a| match a {
-            syn::FnArg::Typed(t) => Some(match &*t.pat {
-                syn::Pat::Ident(i) => Some(i.ident.to_string()),
-                _ => None,
-            }),
-            syn::FnArg::Receiver(_) => None,
+        .map(|t| match &*t.pat {
+            syn::Pat::Ident(i) => Some(i.ident.to_string()),
+            _ => None,
         })
         .collect();
     for args in s.calls {

@@ -327,15 +327,7 @@ impl StatusEval<'_, '_> {
         // The parameters that hold a status: typed `StatusCode`, or given a status argument. A
         // predicate over the whole response (`should_retry(&resp)`) counts through its body
         // asking the response for its `status()`.
-        let typed: Vec<&syn::PatType> = f
-            .sig
-            .inputs
-            .iter()
-            .filter_map(|a| match a {
-                syn::FnArg::Typed(t) => Some(t),
-                syn::FnArg::Receiver(_) => None,
-            })
-            .collect();
+        let typed = f.typed_params();
         let mut params = Vec::new();
         for (i, t) in typed.iter().enumerate() {
             let ty = text(&*t.ty);

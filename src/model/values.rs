@@ -937,7 +937,7 @@ impl<'a> ValueCx<'a, '_> {
             };
         }
         // self.delay_for(attempt): a method of this file is followed one level.
-        if let Some(t) = self.follow(&name, m.args.iter().collect(), seen, d) {
+        if let Some(t) = self.follow(&name, &m.args.iter().collect::<Vec<_>>()) {
             return t.union(Taint {
                 opaque: false,
                 ..recv
@@ -972,7 +972,7 @@ impl<'a> ValueCx<'a, '_> {
                 ..args
             };
         }
-        if let Some(t) = self.follow(&last, c.args.iter().collect(), seen, d) {
+        if let Some(t) = self.follow(&last, &c.args.iter().collect::<Vec<_>>()) {
             return Taint {
                 random: t.random || random,
                 ..t
@@ -999,15 +999,24 @@ impl<'a> ValueCx<'a, '_> {
         }
     }
 
+    /// The taints of a local function's parameters given the arguments of a call.
+    #[must_use]
+    pub fn param_taints(&self, f: &LocalFn<'a>, args: &[&'a Expr]) -> HashMap<String, Taint> {
+        let mut params = HashMap::new();
+        for (p, a) in f.typed_params().iter().zip(args) {
+            let mut names = Vec::new();
+            pat_bindings(&p.pat, &mut names);
+            let t = self.taint(a);
+            for n in names {
+                params.insert(n, t);
+            }
+        }
+        params
+    }
+
     /// Follows a call into a function of this file: the taint of what it returns, with its
     /// parameters standing for the arguments' taints.
-    fn follow(
-        &self,
-        name: &str,
-        args: Vec<&'a Expr>,
-        seen: &mut HashSet<String>,
-        d: usize,
-    ) -> Option<Taint> {
+    fn follow(&self, name: &str, args: &[&'a Expr]) -> Option<Taint> {
         if name == self.current_fn {
             return None;
         }
@@ -1016,24 +1025,7 @@ impl<'a> ValueCx<'a, '_> {
             // One level deep; recursion and second-level calls stay opaque.
             return Some(Taint::opaque());
         }
-        let mut params = HashMap::new();
-        let typed: Vec<&syn::PatType> = f
-            .sig
-            .inputs
-            .iter()
-            .filter_map(|a| match a {
-                syn::FnArg::Typed(t) => Some(t),
-                syn::FnArg::Receiver(_) => None,
-            })
-            .collect();
-        for (p, a) in typed.iter().zip(args) {
-            let mut names = Vec::new();
-            pat_bindings(&p.pat, &mut names);
-            let t = self.taint_in(a, seen, d);
-            for n in names {
-                params.insert(n, t);
-            }
-        }
+        let params = self.param_taints(&f, args);
         let locals = Locals::of_fn(&f);
         let facts = LoopFacts::collect(f.block, &[]);
         let inner = ValueCx {
