@@ -794,13 +794,24 @@ impl<'a> ValueCx<'a, '_> {
             Mutation::Assign(rhs) => {
                 let refs_self = mentions(rhs, key);
                 let r = self.taint_in(rhs, seen, d);
-                if refs_self && grows_expr(rhs) {
+                if refs_self && (grows_expr(rhs) || self.grows_through_call(rhs)) {
                     Taint { growth: true, ..r }
                 } else {
                     r
                 }
             }
         }
+    }
+
+    /// `delay = next_delay(delay)` where `fn next_delay` of this file multiplies what it is given.
+    fn grows_through_call(&self, rhs: &Expr) -> bool {
+        let name = match rhs {
+            Expr::Call(c) => names::callee_path(&c.func).and_then(names::last),
+            Expr::MethodCall(m) => Some(m.method.to_string()),
+            _ => None,
+        };
+        name.and_then(|n| self.file.function(&n))
+            .is_some_and(|f| returned_exprs(f.block).into_iter().any(grows_expr))
     }
 
     /// Taint of one element of a `for` loop's iterable.
@@ -937,7 +948,7 @@ impl<'a> ValueCx<'a, '_> {
             };
         }
         // self.delay_for(attempt): a method of this file is followed one level.
-        if let Some(t) = self.follow(&name, &m.args.iter().collect::<Vec<_>>()) {
+        if let Some(t) = self.follow(&name, &m.args.iter().collect::<Vec<_>>(), seen, d) {
             return t.union(Taint {
                 opaque: false,
                 ..recv
@@ -972,7 +983,7 @@ impl<'a> ValueCx<'a, '_> {
                 ..args
             };
         }
-        if let Some(t) = self.follow(&last, &c.args.iter().collect::<Vec<_>>()) {
+        if let Some(t) = self.follow(&last, &c.args.iter().collect::<Vec<_>>(), seen, d) {
             return Taint {
                 random: t.random || random,
                 ..t
@@ -1002,11 +1013,21 @@ impl<'a> ValueCx<'a, '_> {
     /// The taints of a local function's parameters given the arguments of a call.
     #[must_use]
     pub fn param_taints(&self, f: &LocalFn<'a>, args: &[&'a Expr]) -> HashMap<String, Taint> {
+        self.param_taints_in(f, args, &mut HashSet::new(), 0)
+    }
+
+    fn param_taints_in(
+        &self,
+        f: &LocalFn<'a>,
+        args: &[&'a Expr],
+        seen: &mut HashSet<String>,
+        d: usize,
+    ) -> HashMap<String, Taint> {
         let mut params = HashMap::new();
         for (p, a) in f.typed_params().iter().zip(args) {
             let mut names = Vec::new();
             pat_bindings(&p.pat, &mut names);
-            let t = self.taint(a);
+            let t = self.taint_in(a, seen, d);
             for n in names {
                 params.insert(n, t);
             }
@@ -1016,7 +1037,13 @@ impl<'a> ValueCx<'a, '_> {
 
     /// Follows a call into a function of this file: the taint of what it returns, with its
     /// parameters standing for the arguments' taints.
-    fn follow(&self, name: &str, args: &[&'a Expr]) -> Option<Taint> {
+    fn follow(
+        &self,
+        name: &str,
+        args: &[&'a Expr],
+        seen: &mut HashSet<String>,
+        d: usize,
+    ) -> Option<Taint> {
         if name == self.current_fn {
             return None;
         }
@@ -1025,7 +1052,7 @@ impl<'a> ValueCx<'a, '_> {
             // One level deep; recursion and second-level calls stay opaque.
             return Some(Taint::opaque());
         }
-        let params = self.param_taints(&f, args);
+        let params = self.param_taints_in(&f, args, seen, d);
         let locals = Locals::of_fn(&f);
         let facts = LoopFacts::collect(f.block, &[]);
         let inner = ValueCx {
