@@ -1,9 +1,10 @@
 //! retry-audit: finds retry anti-patterns in Rust source code.
 //!
 //! The engine (feature `analysis`, on by default) parses each file once with `syn`, extracts a
-//! [retry-site model](model) per loop, recursion or helper that retries, and runs one small pure
-//! check per rule over it (see [`checks`]). Rule metadata lives in `rules/*.toml`, embedded at build
-//! time ([`registry`]). Nothing in the engine prints: front ends render [`Diagnostic`]s.
+//! retry-site model (module `model`) per loop, recursion or helper that retries, and runs one
+//! small pure check per rule over it (module `checks`). Rule metadata lives in `rules/*.toml`,
+//! embedded at build time (module `registry`). Nothing in the engine prints: front ends
+//! (modules `scan` and `render`, feature `cli`) turn its `Diagnostic`s into output.
 //!
 //! The fix is here too, and always built: [`retryable`] and its runtime [`retry`], a retry that
 //! keeps every rule by construction. With `default-features = false` it is all this crate is.

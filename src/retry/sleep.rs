@@ -41,7 +41,7 @@ impl Sleeper for ThreadSleeper {
 ///
 /// Any `Fn(Duration) -> impl Future<Output = ()>` is an `AsyncSleeper` that reads the real clock
 /// (`async_std::task::sleep`, `smol::Timer::after` wrapped to return `()`, ...). With the `tokio`
-/// feature, [`TokioSleeper`] uses tokio's timer and clock, so tests on a paused clock
+/// feature, `TokioSleeper` uses tokio's timer and clock, so tests on a paused clock
 /// (`#[tokio::test(start_paused = true)]`) run in virtual time.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot wait in async code",
