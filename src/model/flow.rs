@@ -105,6 +105,11 @@ struct PathState {
     bound: Option<BoundKind>,
     /// The operation whose result the latest `Ok`/`Err` test on this path looked at.
     op: Option<String>,
+    /// The path steps an attempt counter (`attempt += 1`, `f(retries - 1)`).
+    stepped: bool,
+    /// The path found the attempts used up (`else` of `if attempt < max`): going round from here
+    /// ends the loop rather than retrying.
+    exhausted: bool,
 }
 
 impl PathState {
@@ -117,6 +122,8 @@ impl PathState {
             err_arm: None,
             bound: None,
             op: None,
+            stepped: false,
+            exhausted: false,
         }
     }
 }
@@ -131,8 +138,27 @@ pub struct Continue {
     pub err_arm: Option<Span>,
     /// The operation that failed on this path (`send`, `compare_exchange`), when known.
     pub op: Option<String>,
+    /// The limit test the path passed, if any.
+    pub bound: Option<BoundKind>,
+    /// The path steps an attempt counter.
+    pub stepped: bool,
+    /// The path found the attempts used up before going round.
+    pub exhausted: bool,
     /// The `continue`, the recursive call, or the end of the body.
     pub span: Span,
+}
+
+impl Continue {
+    /// Whether this path cannot go round for ever by itself: it steps the attempt counter, or it
+    /// passed a clock or schedule test. A counter test alone does not do: a path that skips the
+    /// step (`Err(RateLimited) => continue` before `attempt += 1`) goes round for ever; when no
+    /// step of a counter is visible anywhere (it happens in a helper), the test is trusted.
+    #[must_use]
+    pub fn limited(&self, counters_visible: bool) -> bool {
+        self.stepped
+            || matches!(self.bound, Some(BoundKind::Deadline | BoundKind::Schedule))
+            || (self.bound == Some(BoundKind::Counter) && !counters_visible)
+    }
 }
 
 /// How the body of a candidate behaves.
@@ -248,6 +274,7 @@ impl<'a, 'c> Flow<'a, 'c> {
             &[PathState::start(Outcome::Neutral)],
             info.then_o,
             set.as_ref(),
+            cond_op(cond).as_deref(),
         );
         Self::hint(&mut states, self.bound_kind_of(cond));
         if info.then_o.may_fail() {
@@ -306,6 +333,9 @@ impl<'a, 'c> Flow<'a, 'c> {
                 readiness: s.readiness,
                 classified: s.classified,
                 err_arm: s.err_arm.map(|(sp, _)| sp),
+                bound: s.bound,
+                stepped: s.stepped,
+                exhausted: s.exhausted,
                 op: s.op,
                 span,
             });
@@ -341,10 +371,15 @@ impl<'a, 'c> Flow<'a, 'c> {
                         // let Ok(x) = op() else { ... };  /  let Some(d) = delays.next() else { .. };
                         let pat_o = pat_outcome(&l.pat).unwrap_or(Outcome::Neutral);
                         self.note_tested(&init.expr, pat_o);
-                        let mut else_states = Self::refined(&states, pat_o.negate(), None);
-                        Self::hint(&mut else_states, self.bound_kind_of(&init.expr));
+                        let init_op = operation_name(&init.expr);
+                        let bound = self.bound_kind_of(&init.expr);
+                        let mut else_states =
+                            Self::refined(&states, pat_o.negate(), None, init_op.as_deref());
+                        Self::hint(&mut else_states, bound);
                         let _ = self.expr(else_expr, else_states);
-                        Self::refined(&states, pat_o, None)
+                        let mut go_on = Self::refined(&states, pat_o, None, init_op.as_deref());
+                        Self::hint(&mut go_on, bound);
+                        go_on
                     }
                     None => states,
                 }
@@ -355,16 +390,30 @@ impl<'a, 'c> Flow<'a, 'c> {
         }
     }
 
+    /// The states after a test: `o` is what the test says of the result of `op`; `set`, the
+    /// statuses it admits. A success of another operation (`self.login()` inside a failure arm)
+    /// does not turn a failed attempt into a success.
     fn refined(
         states: &[PathState],
         o: Outcome,
         set: Option<&(StatusSet, Span, String)>,
+        op: Option<&str>,
     ) -> Vec<PathState> {
         states
             .iter()
             .map(|s| {
                 let mut s = s.clone();
+                let other_op_success = o == Outcome::Success
+                    && s.outcome.may_fail()
+                    && op.is_some()
+                    && s.op.as_deref() != op;
+                if other_op_success {
+                    return s;
+                }
                 s.outcome = s.outcome.refine(o);
+                if let (Some(op), Outcome::Success | Outcome::Failure | Outcome::Mixed) = (op, o) {
+                    s.op = Some(op.to_owned());
+                }
                 if let Some((set, span, reason)) = set {
                     let prev = s.status.as_ref().map_or(StatusSet::all(), |c| c.set);
                     s.status = Some(StatusCtx {
@@ -464,7 +513,7 @@ impl<'a, 'c> Flow<'a, 'c> {
                     && matches!(&*m.receiver, Expr::Call(c)
                         if names::callee_path(&c.func).and_then(names::last).as_deref() == Some("Err")) =>
             {
-                let failing = Self::refined(&states, Outcome::Failure, None);
+                let failing = Self::refined(&states, Outcome::Failure, None, None);
                 self.record_exit(&failing);
                 Vec::new()
             }
@@ -483,7 +532,8 @@ impl<'a, 'c> Flow<'a, 'c> {
                 states
             }
             Expr::Assign(a) => {
-                let states = self.expr(&a.right, states);
+                let mut states = self.expr(&a.right, states);
+                self.mark_step(&a.left, &mut states);
                 if let Some(k) = place_key(&a.left) {
                     if self.flag_vars.contains(&k) && self.depth == 0 {
                         // `done = true`, or storing the result on success: the loop's condition
@@ -511,7 +561,11 @@ impl<'a, 'c> Flow<'a, 'c> {
             Expr::Await(a) => self.expr(&a.base, states),
             Expr::Binary(b) => {
                 let states = self.expr(&b.left, states);
-                self.expr(&b.right, states)
+                let mut states = self.expr(&b.right, states);
+                if matches!(b.op, syn::BinOp::AddAssign(_) | syn::BinOp::SubAssign(_)) {
+                    self.mark_step(&b.left, &mut states);
+                }
+                states
             }
             Expr::Paren(p) => self.expr(&p.expr, states),
             Expr::Group(g) => self.expr(&g.expr, states),
@@ -527,9 +581,96 @@ impl<'a, 'c> Flow<'a, 'c> {
         }
     }
 
+    /// Whether a condition being true means the attempts are used up (`attempt >= max`,
+    /// `retries_left == 0`): `Some(true)`; true means another attempt is allowed
+    /// (`attempt < max`): `Some(false)`; not a plain limit test: `None`.
+    fn limit_side(&self, cond: &Expr) -> Option<bool> {
+        match cond {
+            Expr::Paren(p) => self.limit_side(&p.expr),
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Not(_)) => {
+                self.limit_side(&u.expr).map(|b| !b)
+            }
+            Expr::MethodCall(m) => match m.method.to_string().as_str() {
+                "is_exhausted" | "exhausted" | "is_last_attempt" | "give_up" | "should_give_up" => {
+                    Some(true)
+                }
+                "can_retry" | "has_attempts_left" => Some(false),
+                _ => None,
+            },
+            Expr::Binary(b) => {
+                // The counter of a comparison: a place the loop steps, else a name like one
+                // (`attempt < max_retries`: `attempt`, although both read like counters).
+                let counts = |e: &Expr, stepped: bool| {
+                    let mut found = None;
+                    for_each_name(e, &mut |n, is_call| {
+                        let hit = if stepped {
+                            self.facts.counters.contains(n)
+                        } else {
+                            names::is_counter_name(n)
+                        };
+                        if found.is_none() && !is_call && hit {
+                            found = Some(n.to_owned());
+                        }
+                    });
+                    found
+                };
+                let pick =
+                    |stepped: bool| match (counts(&b.left, stepped), counts(&b.right, stepped)) {
+                        (Some(c), None) => Some((c, true)),
+                        (None, Some(c)) => Some((c, false)),
+                        _ => None,
+                    };
+                let (counter, on_left) = pick(true).or_else(|| pick(false))?;
+                // `retries_left > 0` counts down: its limit is reached going down.
+                let down = {
+                    let n = counter.to_ascii_lowercase();
+                    n.contains("left") || n.contains("remaining") || self.counts_down(&counter)
+                };
+                let reached_when_greater = !down;
+                let side = match b.op {
+                    syn::BinOp::Lt(_) | syn::BinOp::Le(_) => !on_left,
+                    syn::BinOp::Gt(_) | syn::BinOp::Ge(_) => on_left,
+                    syn::BinOp::Eq(_) => return Some(true),
+                    syn::BinOp::Ne(_) => return Some(false),
+                    _ => return None,
+                };
+                // `side`: true when the condition holds for a large counter.
+                Some(side == reached_when_greater)
+            }
+            _ => None,
+        }
+    }
+
+    fn counts_down(&self, key: &str) -> bool {
+        self.facts.mutations.get(key).is_some_and(|ms| {
+            ms.iter().any(|m| {
+                matches!(
+                    m,
+                    super::values::Mutation::Compound(syn::BinOp::SubAssign(_), _)
+                ) || matches!(m, super::values::Mutation::Assign(e)
+                    if quote::ToTokens::to_token_stream(e).to_string().contains(&format!("{key} - ")))
+            })
+        })
+    }
+
+    /// Marks the paths that step an attempt counter (`attempt += 1`).
+    fn mark_step(&self, place: &Expr, states: &mut [PathState]) {
+        if place_key(place).is_some_and(|k| self.facts.counters.contains(&k)) {
+            for s in states {
+                s.stepped = true;
+            }
+        }
+    }
+
     fn recursive_call(&mut self, call: &'a Expr, states: Vec<PathState>) -> Vec<PathState> {
-        let (fail, rest): (Vec<PathState>, Vec<PathState>) =
+        let (mut fail, rest): (Vec<PathState>, Vec<PathState>) =
             states.into_iter().partition(|s| s.outcome.may_fail());
+        // `self.fetch(url, retries - 1)`: the call itself steps the counter.
+        if self.facts.counters.iter().any(|c| mentions(call, c)) {
+            for s in &mut fail {
+                s.stepped = true;
+            }
+        }
         self.record_continue(fail, self.index.of(call));
         rest
     }
@@ -538,7 +679,7 @@ impl<'a, 'c> Flow<'a, 'c> {
         let name = names::last(&mac.path).unwrap_or_default();
         match name.as_str() {
             "panic" | "unreachable" | "todo" | "unimplemented" | "bail" | "throw" => {
-                let failing = Self::refined(&states, Outcome::Failure, None);
+                let failing = Self::refined(&states, Outcome::Failure, None, None);
                 self.record_exit(&failing);
                 Vec::new()
             }
@@ -582,8 +723,9 @@ impl<'a, 'c> Flow<'a, 'c> {
         let else_set = info
             .else_set
             .map(|s| (s, else_span, format!("everything that fails `{cond_text}`")));
-        let mut then_states = Self::refined(&states, info.then_o, then_set.as_ref());
-        let mut else_states = Self::refined(&states, info.else_o, else_set.as_ref());
+        let op = cond_op(&i.cond);
+        let mut then_states = Self::refined(&states, info.then_o, then_set.as_ref(), op.as_deref());
+        let mut else_states = Self::refined(&states, info.else_o, else_set.as_ref(), op.as_deref());
         for s in &mut then_states {
             s.readiness |= info.readiness;
             s.classified |= classified;
@@ -594,11 +736,12 @@ impl<'a, 'c> Flow<'a, 'c> {
         let bound = self.bound_kind_of(&i.cond);
         Self::hint(&mut then_states, bound);
         Self::hint(&mut else_states, bound);
-        if let Some(op) = cond_op(&i.cond) {
-            for s in then_states.iter_mut().chain(else_states.iter_mut()) {
-                s.op = Some(op.clone());
-            }
+        match self.limit_side(&i.cond) {
+            Some(true) => then_states.iter_mut().for_each(|s| s.exhausted = true),
+            Some(false) => else_states.iter_mut().for_each(|s| s.exhausted = true),
+            None => {}
         }
+
         let mut out = self.block(&i.then_branch, then_states);
         let else_out = match &i.else_branch {
             Some((_, e)) => self.expr(e, else_states),
@@ -610,24 +753,45 @@ impl<'a, 'c> Flow<'a, 'c> {
 
     fn match_expr(&mut self, m: &'a syn::ExprMatch, states: Vec<PathState>) -> Vec<PathState> {
         let states = self.expr(&m.expr, states);
-        let is_status = self.status.is_status_expr(&m.expr)
+        // A match on an HTTP status: every arm names statuses or catches the rest (an arm on
+        // `tonic::Code::Unavailable` says the scrutinee is something else).
+        let is_status = (self.status.is_status_expr(&m.expr)
             || m.arms.iter().any(|a| {
                 self.status
                     .pattern(&a.pat)
                     .is_some_and(|s| !s.is_empty() && has_status_path(&a.pat))
-            });
+            }))
+            && m.arms
+                .iter()
+                .all(|a| is_catch_all(&a.pat) || self.status.pattern(&a.pat).is_some());
         let classified = Self::mentions_err(&states, &m.expr);
         let mut seen_ok = false;
         let mut seen_err = false;
         let mut seen_result_pattern = false;
         let mut remaining = StatusSet::all();
         // `match delays.next() { Some(d) => .., None => return Err(e) }`: a schedule.
+        // `match policy.decide(attempt)`: a decision that is handed the attempt counter.
         let scrutinee_bound = self
             .bound_kind_of(&m.expr)
-            .filter(|k| *k == BoundKind::Schedule);
+            .filter(|k| *k == BoundKind::Schedule)
+            .or_else(|| {
+                let call_args: Vec<&Expr> = match &*m.expr {
+                    Expr::MethodCall(mc) => mc.args.iter().collect(),
+                    Expr::Call(c) => c.args.iter().collect(),
+                    _ => Vec::new(),
+                };
+                call_args
+                    .iter()
+                    .any(|a| self.facts.counters.iter().any(|c| mentions(a, c)))
+                    .then_some(BoundKind::Counter)
+            });
         // Guards of earlier arms govern later arms (negated).
         let mut earlier_bound: Option<BoundKind> = None;
         let mut earlier_err_guard = false;
+        // `Ok(resp) if resp.status().is_success() => ..` then `_ => ..`: the later arms get the
+        // responses whose status the earlier `Ok` guards did not take.
+        let mut remaining_ok = StatusSet::all();
+        let mut ok_guard: Option<String> = None;
         let mut out = Vec::new();
         for arm in &m.arms {
             let pat_o = pat_outcome(&arm.pat);
@@ -701,6 +865,21 @@ impl<'a, 'c> Flow<'a, 'c> {
             } else if let Some((s, _, _)) = &set {
                 remaining = remaining.intersect(s.complement());
             }
+            let takes_ok = matches!(pat_o, Some(Outcome::Success | Outcome::Mixed)) || catch_all;
+            if takes_ok && set.is_none() && remaining_ok != StatusSet::all() {
+                if let Some(g) = &ok_guard {
+                    let reason = format!("`{}` after `{g}`", short(self.index.text(pat_span)));
+                    set = Some((remaining_ok, pat_span, reason));
+                }
+            }
+            if pat_o == Some(Outcome::Success) {
+                if let Some((_, g)) = &arm.guard {
+                    if let Some(sets) = self.status.cond(g) {
+                        remaining_ok = remaining_ok.intersect(sets.other);
+                        ok_guard = Some(short(self.index.text(self.index.of(&**g))));
+                    }
+                }
+            }
             if arm.guard.is_none() {
                 match pat_o {
                     Some(Outcome::Success) => seen_ok = true,
@@ -710,7 +889,12 @@ impl<'a, 'c> Flow<'a, 'c> {
             }
             let err_arm =
                 (pat_o == Some(Outcome::Failure)).then(|| (pat_span, binding.first().cloned()));
-            let mut arm_states = Self::refined(&states, o, set.as_ref());
+            let arm_op = if seen_result_pattern {
+                operation_name(&m.expr)
+            } else {
+                None
+            };
+            let mut arm_states = Self::refined(&states, o, set.as_ref(), arm_op.as_deref());
             for s in &mut arm_states {
                 s.readiness |= readiness;
                 s.classified |= arm_classified;
@@ -719,13 +903,7 @@ impl<'a, 'c> Flow<'a, 'c> {
                 }
             }
             Self::hint(&mut arm_states, arm_bound);
-            if seen_result_pattern {
-                if let Some(op) = operation_name(&m.expr) {
-                    for s in &mut arm_states {
-                        s.op = Some(op.clone());
-                    }
-                }
-            }
+
             let res = self.expr(&arm.body, arm_states);
             out.extend(res);
         }
@@ -795,10 +973,26 @@ impl<'a, 'c> Flow<'a, 'c> {
                     readiness: pat_mentions_readiness(&l.pat),
                 }
             }
+            Expr::Call(c)
+                if names::callee_path(&c.func)
+                    .and_then(names::last)
+                    .is_some_and(|n| names::is_retry_predicate(&n)) =>
+            {
+                CondInfo {
+                    then_o: Outcome::Failure,
+                    else_o: Outcome::Success,
+                    then_set: None,
+                    else_set: None,
+                    readiness: false,
+                }
+            }
             Expr::MethodCall(mc) => {
-                let o = match mc.method.to_string().as_str() {
+                let name = mc.method.to_string();
+                let o = match name.as_str() {
                     "is_ok" => Outcome::Success,
                     "is_err" => Outcome::Failure,
+                    // `should_retry(..)`, `err.is_retryable()`: true means "failed, go again".
+                    n if names::is_retry_predicate(n) => Outcome::Failure,
                     _ => Outcome::Neutral,
                 };
                 self.note_tested(&mc.receiver, o);

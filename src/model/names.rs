@@ -163,6 +163,19 @@ pub fn is_retry_word(name: &str) -> bool {
         || n.contains("tries")
 }
 
+/// Predicates that say a failure is worth another attempt: `should_retry(..)`,
+/// `err.is_retryable()`, `is_transient(status)`.
+pub fn is_retry_predicate(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    n.starts_with("should_retry")
+        || n.contains("retryable")
+        || n.contains("retriable")
+        || n == "is_transient"
+        || n.starts_with("is_transient_")
+        || n == "is_temporary"
+        || n == "is_recoverable"
+}
+
 /// Errors that mean "not ready yet, ask again" rather than "failed": loops over them are
 /// readiness polls or EINTR restarts, not retries.
 pub fn is_readiness_error(name: &str) -> bool {

@@ -40,6 +40,9 @@ pub struct FileScope<'a> {
     pub consts: HashMap<String, &'a Expr>,
     /// Functions and methods by name (several impls may share one).
     pub fns: HashMap<String, Vec<LocalFn<'a>>>,
+    /// The first segments of the multi-segment paths written in the file (`ureq` in
+    /// `ureq::Agent`): which crates it talks to.
+    pub roots: std::collections::HashSet<String>,
 }
 
 impl<'a> FileScope<'a> {
@@ -165,6 +168,13 @@ impl<'a> Visit<'a> for FileScope<'a> {
                 });
         }
         syn::visit::visit_trait_item_fn(self, node);
+    }
+
+    fn visit_path(&mut self, p: &'a syn::Path) {
+        if p.segments.len() > 1 {
+            self.roots.insert(p.segments[0].ident.to_string());
+        }
+        syn::visit::visit_path(self, p);
     }
 
     // Local items inside function bodies are visited too (the default walk reaches them).

@@ -276,7 +276,8 @@ impl<'a> Builder<'a, '_> {
         // A `for` over a list of alternatives (addresses, mirrors) tries each once: not a retry.
         if let Expr::ForLoop(f) = l {
             if extra_counters.is_empty() && !loop_vars.is_empty() && !is_schedule_iter(&f.expr) {
-                let uses_var = loop_vars.iter().any(|v| {
+                let vars = derived_names(body, &loop_vars);
+                let uses_var = vars.iter().any(|v| {
                     !names::is_retry_word(v) && tested_ops_mention(&result, self.index, v)
                 });
                 if uses_var {
@@ -345,7 +346,16 @@ impl<'a> Builder<'a, '_> {
             },
             _ => None,
         };
-        match header.or(result.bounded_by) {
+        // A limit tested on some paths bounds the loop only if every path that goes round again
+        // passes it or steps the counter it tests (an error that `continue`s before the count is
+        // a way round the limit).
+        let every_path_limited = result
+            .continues
+            .iter()
+            .filter(|c| c.outcome.may_fail() && !c.readiness)
+            .all(|c| c.limited(!facts.counters.is_empty()));
+        let from_body = result.bounded_by.filter(|_| every_path_limited);
+        match header.or(from_body) {
             Some(k) => Bound::Bounded(k),
             None if in_timeout => Bound::Bounded(BoundKind::Deadline),
             None => Bound::Unbounded,
@@ -416,40 +426,111 @@ impl<'a> Builder<'a, '_> {
     }
 
     fn statuses(&self, result: &FlowResult, body: &'a Block) -> Vec<StatusRetry> {
+        // The status is handed to a function this file cannot see, which decides whether to go
+        // again (`match strategy.test(last_status, ..)`): the classification is elsewhere.
+        if delegates_status(body, self.scope) {
+            return Vec::new();
+        }
+        // A 401/403 retried after logging in again is a new request, not a blind resend.
+        let reauth = calls_reauth(body);
         let mut out: Vec<StatusRetry> = Vec::new();
+        let push = |out: &mut Vec<StatusRetry>, r: StatusRetry| {
+            let mut r = r;
+            if reauth {
+                for c in [401, 403, 407] {
+                    r.statuses = r.statuses.intersect(StatusSet::single(c).complement());
+                }
+            }
+            if !out.iter().any(|o| o.span == r.span) {
+                out.push(r);
+            }
+        };
         for c in &result.continues {
-            if !c.outcome.may_fail() || c.readiness {
+            if !c.outcome.may_fail() || c.readiness || c.exhausted {
                 continue;
             }
             if let Some(st) = &c.status {
-                if out.iter().any(|o| o.span == st.span) {
-                    continue;
-                }
-                out.push(StatusRetry {
-                    span: st.span,
-                    statuses: st.set,
-                    reason: st.reason.clone(),
-                });
+                push(
+                    &mut out,
+                    StatusRetry {
+                        span: st.span,
+                        statuses: st.set,
+                        reason: st.reason.clone(),
+                    },
+                );
             }
         }
-        if tests_error_for_status(result, body, self.index) {
-            for c in &result.continues {
-                let Some(arm) = c.err_arm else { continue };
-                if c.outcome != Outcome::Failure || c.classified || c.status.is_some() {
-                    continue;
-                }
-                if out.iter().any(|o| o.span == arm) {
-                    continue;
-                }
-                out.push(StatusRetry {
-                    span: arm,
-                    statuses: StatusSet::range(400, 599),
-                    reason: "`error_for_status()` turns every 4xx into `Err`, and this arm retries every `Err`"
-                        .to_owned(),
-                });
+        let via_error_for_status = tests_error_for_status(result, body, self.index);
+        for c in &result.continues {
+            let Some(arm) = c.err_arm else { continue };
+            if c.outcome != Outcome::Failure || c.classified || c.status.is_some() || c.exhausted {
+                continue;
+            }
+            // Where the statuses became errors: `error_for_status()`, ureq (every status >= 400
+            // is an `Err`), or a function of this file that returns `Err` on a failed status.
+            let found = if via_error_for_status {
+                Some((
+                    StatusSet::range(400, 599),
+                    "`error_for_status()` turns every 4xx into `Err`".to_owned(),
+                ))
+            } else {
+                c.op.as_deref().and_then(|op| self.errors_from_statuses(op))
+            };
+            if let Some((statuses, how)) = found {
+                push(
+                    &mut out,
+                    StatusRetry {
+                        span: arm,
+                        statuses,
+                        reason: format!("{how}, and this arm retries every `Err`"),
+                    },
+                );
             }
         }
         out
+    }
+
+    /// The statuses that the operation `op` reports as `Err`: ureq's `call()` and friends (every
+    /// status from 400), or a function of this file that returns an error when a status test
+    /// fails (`if !resp.status().is_success() { return Err(..) }`, `error_for_status()?`).
+    fn errors_from_statuses(&self, op: &str) -> Option<(StatusSet, String)> {
+        let ureq = self.scope.roots.contains("ureq")
+            || self
+                .scope
+                .uses
+                .values()
+                .any(|p| p.first().is_some_and(|r| r == "ureq"));
+        if ureq
+            && matches!(
+                op,
+                "call" | "send_json" | "send_string" | "send_form" | "send_bytes"
+            )
+        {
+            return Some((
+                StatusSet::range(400, 599),
+                "ureq's `call()` returns `Err(Error::Status(..))` for every status from 400"
+                    .to_owned(),
+            ));
+        }
+        let f = self.scope.function(op)?;
+        let locals = Locals::of_fn(&f);
+        let eval = StatusEval {
+            file: self.scope,
+            locals: &locals,
+            status_idents: Vec::new(),
+            depth: 1,
+        };
+        let mut finder = StatusErrors {
+            eval: &eval,
+            set: StatusSet::empty(),
+        };
+        finder.visit_block(f.block);
+        (!finder.set.is_empty()).then(|| {
+            (
+                finder.set,
+                format!("`{op}` turns statuses {} into `Err`", finder.set.describe()),
+            )
+        })
     }
 
     fn recursion_site(
@@ -498,7 +579,10 @@ impl<'a> Builder<'a, '_> {
         if delays.is_empty() && counters.is_empty() && !retry_named {
             return None;
         }
-        let bound = if let Some(k) = result.bounded_by {
+        let every_path_limited = retry_calls
+            .iter()
+            .all(|c| c.limited(!facts.counters.is_empty()));
+        let bound = if let Some(k) = result.bounded_by.filter(|_| every_path_limited) {
             Bound::Bounded(k)
         } else if deadline {
             Bound::Bounded(BoundKind::Deadline)
@@ -704,6 +788,167 @@ fn delay_of(span: Span, t: Taint) -> Delay {
         capped: t.capped,
         fallback,
     }
+}
+
+/// Whether the loop calls something that logs in again or refreshes a token.
+fn calls_reauth(body: &Block) -> bool {
+    let text = quote::ToTokens::to_token_stream(body).to_string();
+    text.split(|c: char| !c.is_alphanumeric() && c != '_')
+        .any(|w| {
+            let w = w.to_ascii_lowercase();
+            matches!(
+                w.as_str(),
+                "login"
+                    | "relogin"
+                    | "log_in"
+                    | "reauth"
+                    | "reauthenticate"
+                    | "authenticate"
+                    | "sign_in"
+                    | "refresh_token"
+                    | "refresh_access_token"
+                    | "renew_token"
+                    | "refresh_auth"
+                    | "refresh_credentials"
+                    | "get_token"
+                    | "fetch_token"
+                    | "new_token"
+                    | "reconnect_auth"
+            ) || (w.starts_with("refresh") && w.contains("token"))
+        })
+}
+
+/// Whether a condition or a match in the loop hands a status to a function of another file:
+/// `match strategy.test(last_status, ..)`, `if policy.should_stop(resp.status())`.
+fn delegates_status(body: &Block, scope: &FileScope<'_>) -> bool {
+    struct D<'s, 'a> {
+        scope: &'s FileScope<'a>,
+        /// Places assigned from a status in the loop (`last_status = Some(status)`).
+        status_places: Vec<String>,
+        found: bool,
+    }
+    impl D<'_, '_> {
+        fn statusy(&self, e: &Expr) -> bool {
+            let t = quote::ToTokens::to_token_stream(e).to_string();
+            names::is_status_text(&t)
+                || self
+                    .status_places
+                    .iter()
+                    .any(|p| super::values::mentions(e, p))
+        }
+        fn decides(&mut self, e: &Expr) {
+            let (name, args): (Option<String>, Vec<&Expr>) = match e {
+                Expr::Call(c) => (
+                    names::callee_path(&c.func).and_then(names::last),
+                    c.args.iter().collect(),
+                ),
+                Expr::MethodCall(m) => (Some(m.method.to_string()), m.args.iter().collect()),
+                Expr::Await(a) => return self.decides(&a.base),
+                Expr::Paren(p) => return self.decides(&p.expr),
+                Expr::Unary(u) => return self.decides(&u.expr),
+                Expr::Binary(b) => {
+                    self.decides(&b.left);
+                    self.decides(&b.right);
+                    return;
+                }
+                _ => return,
+            };
+            let Some(name) = name else { return };
+            let local = self.scope.function(&name).is_some();
+            let known = names::is_retry_predicate(&name)
+                || name.chars().next().is_some_and(char::is_uppercase)
+                || matches!(
+                    name.as_str(),
+                    "is_success"
+                        | "is_client_error"
+                        | "is_server_error"
+                        | "contains"
+                        | "matches"
+                        | "eq"
+                        | "ne"
+                );
+            if !local && !known && args.iter().any(|a| self.statusy(a)) {
+                self.found = true;
+            }
+        }
+    }
+    impl<'ast> Visit<'ast> for D<'_, '_> {
+        fn visit_expr_if(&mut self, i: &'ast syn::ExprIf) {
+            self.decides(&i.cond);
+            syn::visit::visit_expr_if(self, i);
+        }
+        fn visit_expr_match(&mut self, m: &'ast syn::ExprMatch) {
+            self.decides(&m.expr);
+            syn::visit::visit_expr_match(self, m);
+        }
+        fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    let facts = LoopFacts::collect(body, &[]);
+    let status_places = facts
+        .mutations
+        .iter()
+        .filter(|(_, ms)| {
+            ms.iter().any(|m| match m {
+                super::values::Mutation::Assign(e) => {
+                    names::is_status_text(&quote::ToTokens::to_token_stream(*e).to_string())
+                }
+                super::values::Mutation::Compound(..) => false,
+            })
+        })
+        .map(|(k, _)| k.clone())
+        .collect();
+    let mut d = D {
+        scope,
+        status_places,
+        found: false,
+    };
+    d.visit_block(body);
+    d.found
+}
+
+/// Collects the statuses for which a function returns an error: the then-branch of a status test
+/// that returns `Err`/`bail!`s, and `error_for_status()`.
+struct StatusErrors<'e, 'a, 'c> {
+    eval: &'e StatusEval<'a, 'c>,
+    set: StatusSet,
+}
+
+impl<'ast> Visit<'ast> for StatusErrors<'_, '_, '_> {
+    fn visit_expr_if(&mut self, i: &'ast syn::ExprIf) {
+        if let Some(sets) = self.eval.cond(&i.cond) {
+            let then = quote::ToTokens::to_token_stream(&i.then_branch).to_string();
+            if then.contains("Err") || then.contains("bail") {
+                self.set = self.set.union(sets.then);
+            }
+        }
+        syn::visit::visit_expr_if(self, i);
+    }
+
+    fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+        if m.method == "error_for_status" || m.method == "error_for_status_ref" {
+            self.set = self.set.union(StatusSet::range(400, 599));
+        }
+        syn::visit::visit_expr_method_call(self, m);
+    }
+
+    fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+    fn visit_item(&mut self, _: &'ast syn::Item) {}
+}
+
+/// `names`, and the `let`s of `body` computed from them (`let body = Request { model, .. }`).
+fn derived_names(body: &Block, names: &[String]) -> Vec<String> {
+    let mut out = names.to_vec();
+    for stmt in &body.stmts {
+        if let syn::Stmt::Local(l) = stmt {
+            if let Some(init) = &l.init {
+                if out.iter().any(|n| super::values::mentions(&init.expr, n)) {
+                    pat_bindings(&l.pat, &mut out);
+                }
+            }
+        }
+    }
+    out
 }
 
 fn tested_ops_mention(r: &FlowResult, index: &LineIndex<'_>, var: &str) -> bool {

@@ -586,10 +586,11 @@ impl<'a> ValueCx<'a, '_> {
             Expr::Block(b) => self.taint_block(&b.block, seen, d),
             Expr::Unsafe(b) => self.taint_block(&b.block, seen, d),
             Expr::If(i) => {
-                let mut t = self.taint_block(&i.then_branch, seen, d);
-                if let Some((_, e)) = &i.else_branch {
-                    t = t.union(self.taint_in(e, seen, d));
-                }
+                let then_t = self.taint_block(&i.then_branch, seen, d);
+                let mut t = match &i.else_branch {
+                    Some((_, e)) => branches(&[then_t, self.taint_in(e, seen, d)]),
+                    None => then_t,
+                };
                 // A delay chosen by a condition on the attempt grows with it.
                 let c = self.taint_in(&i.cond, seen, d);
                 if c.counter {
@@ -598,10 +599,12 @@ impl<'a> ValueCx<'a, '_> {
                 t
             }
             Expr::Match(m) => {
-                let mut t = Taint::default();
-                for arm in &m.arms {
-                    t = t.union(self.taint_in(&arm.body, seen, d));
-                }
+                let arms: Vec<Taint> = m
+                    .arms
+                    .iter()
+                    .map(|arm| self.taint_in(&arm.body, seen, d))
+                    .collect();
+                let mut t = branches(&arms);
                 let s = self.taint_in(&m.expr, seen, d);
                 t.counter |= s.counter;
                 t.server |= s.server;
@@ -742,27 +745,52 @@ impl<'a> ValueCx<'a, '_> {
         if self.locals.randomized.contains(key) {
             t.random = true;
         }
+        // What the loop assigns, split into the server's hint and the rest.
+        let mut from_server = Taint::default();
+        let mut other = Taint::default();
         if let Some(muts) = self.facts.mutations.get(key) {
             for m in muts {
-                t = t.union(self.taint_mutation(key, *m, seen, d));
+                let mt = self.taint_mutation(key, *m, seen, d);
+                if mt.server {
+                    from_server = from_server.union(mt);
+                } else {
+                    other = other.union(mt);
+                }
             }
         }
         let mut resolved = false;
+        let mut init = Taint::default();
         if let Some(inits) = self.locals.lets.get(key) {
             resolved = true;
-            for init in inits {
-                t = t.union(self.taint_in(init, seen, d));
+            for e in inits {
+                init = init.union(self.taint_in(e, seen, d));
             }
         }
         if let Some(iter) = self.locals.elements.get(key) {
             resolved = true;
-            t = t.union(self.taint_schedule(iter, seen, d));
+            init = init.union(self.taint_schedule(iter, seen, d));
         }
         if !resolved && !key.contains('.') {
             if let Some(c) = self.file.consts.get(key) {
                 resolved = true;
-                t = t.union(self.taint_in(c, seen, d));
+                init = init.union(self.taint_in(c, seen, d));
             }
+        }
+        if from_server.server && !init.server {
+            // `let mut wait = 500ms; if let Some(s) = retry_after { wait = s }`: the initial
+            // value (and other changes) is what is waited without a hint.
+            let fallback = init.union(other);
+            t = t.union(Taint {
+                fallback: Some(Fallback {
+                    grows: fallback.grows(),
+                    random: fallback.random,
+                    opaque: fallback.opaque,
+                }),
+                capped: fallback.capped,
+                ..from_server
+            });
+        } else {
+            t = t.union(init).union(other).union(from_server);
         }
         let last = key.rsplit(['.', ':']).next().unwrap_or(key);
         if names::is_server_delay_name(last) {
@@ -941,22 +969,43 @@ impl<'a> ValueCx<'a, '_> {
         if is_transparent_method(&name) {
             return both;
         }
+        // self.delay_for(attempt): a method of this file is followed one level.
+        if let Some(t) = self.follow(&name, &m.args.iter().collect::<Vec<_>>(), seen, d) {
+            let t = t.union(Taint {
+                opaque: false,
+                ..recv
+            });
+            if names::is_server_delay_name(&name) && !t.server {
+                return Taint { server: true, ..t };
+            }
+            return t;
+        }
         if names::is_server_delay_name(&name) || name == "headers" || name == "header" {
             return Taint {
                 server: true,
                 ..both
             };
         }
-        // self.delay_for(attempt): a method of this file is followed one level.
-        if let Some(t) = self.follow(&name, &m.args.iter().collect::<Vec<_>>(), seen, d) {
-            return t.union(Taint {
-                opaque: false,
-                ..recv
-            });
+        if name == "next" {
+            // `waits.next()` where `let mut waits = WAITS.into_iter()`: one of the schedule's
+            // values.
+            if let Some(sched) = place_key(&m.receiver)
+                .and_then(|k| self.locals.lets.get(&k))
+                .and_then(|v| v.first().copied())
+            {
+                let t = self.taint_schedule(sched, seen, d);
+                if !t.opaque {
+                    return t;
+                }
+            }
         }
+        // An unknown method decides its own result: what went in does not say what comes out
+        // (a header passed to `strategy.test(..)` does not make its answer the server's hint).
         Taint {
             opaque: true,
-            ..both
+            random: both.random,
+            counter: both.counter,
+            ..Taint::default()
         }
     }
 
@@ -1006,7 +1055,9 @@ impl<'a> ValueCx<'a, '_> {
         }
         Taint {
             opaque: true,
-            ..args
+            random: args.random,
+            counter: args.counter,
+            ..Taint::default()
         }
     }
 
@@ -1062,15 +1113,39 @@ impl<'a> ValueCx<'a, '_> {
             params: Some(&params),
             current_fn: name,
         };
-        let mut t = Taint::default();
-        for e in returned_exprs(f.block) {
-            t = t.union(inner.taint(e));
-        }
+        // What the helper can return: its hint when the server sent one, else its own
+        // computation (the fallback).
+        let returned: Vec<Taint> = returned_exprs(f.block)
+            .into_iter()
+            .map(|e| inner.taint(e))
+            .collect();
+        let mut t = branches(&returned);
         // A helper whose name says it jitters does so even if we cannot see how.
         if names::is_random_name(name) {
             t.random = true;
         }
         Some(t)
+    }
+}
+
+/// The taint of a value chosen among branches: when some branches are the server's hint and
+/// others are not, the others are the fallback (`if let Some(s) = hint { s } else { backoff }`).
+fn branches(ts: &[Taint]) -> Taint {
+    let (server, other): (Vec<&Taint>, Vec<&Taint>) = ts.iter().partition(|t| t.server);
+    let all = ts.iter().fold(Taint::default(), |a, t| a.union(*t));
+    if server.is_empty() || other.is_empty() {
+        return all;
+    }
+    let fb = other.iter().fold(Taint::default(), |a, t| a.union(**t));
+    let sv = server.iter().fold(Taint::default(), |a, t| a.union(**t));
+    Taint {
+        fallback: Some(Fallback {
+            grows: fb.grows(),
+            random: fb.random,
+            opaque: fb.opaque,
+        }),
+        capped: all.capped,
+        ..sv
     }
 }
 
