@@ -285,7 +285,14 @@ impl<'a> Builder<'a, '_> {
                 }
             }
         }
-        let has_counter = !facts.counters.is_empty();
+        // An attempt counter: the `for` range, or a count stepped on a path that goes round
+        // again or tested on a way out (not any `+= 1` in the body, such as a tally of items).
+        let has_counter = !extra_counters.is_empty()
+            || result
+                .continues
+                .iter()
+                .any(|c| c.outcome.may_fail() && c.stepped)
+            || result.bounded_by == Some(BoundKind::Counter);
         // An immediate, uncounted re-run of one recognised kind of error (a stale pooled
         // connection, a cancelled request) is a protocol step bounded by what produces that
         // error, not a retry policy: stay silent.
