@@ -15,6 +15,8 @@ pub struct Settings {
     overrides: HashMap<Rule, Level>,
     /// `--deny warnings`: every warning is reported as an error.
     pub warnings_as_errors: bool,
+    /// Names the team taught the analysis (sleep wrappers, random sources, ...).
+    pub extensions: model::Extensions,
 }
 
 impl Settings {
@@ -99,7 +101,7 @@ pub fn check_source(src: &str, settings: &Settings) -> Result<Vec<Diagnostic>, F
         Err(e) => return Err(parse_error(&e, text)),
     };
     let index = model::LineIndex::new(text, shift);
-    let file_model = model::extract(&file, &index);
+    let file_model = model::extract(&file, &index, &settings.extensions);
     let mut diagnostics = checks::run(&file_model, settings);
     drop(file);
     diagnostics.sort_by(|a, b| {

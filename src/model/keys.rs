@@ -14,10 +14,10 @@ use super::PerAttemptKey;
 use crate::diagnostic::Span;
 
 /// A fresh-value constructor found in the code.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 struct Fresh {
     span: Span,
-    name: &'static str,
+    name: String,
 }
 
 /// Finds keys made in `body` (a loop body, a closure passed to a retry helper, a `#[retryable]`
@@ -95,7 +95,7 @@ impl<'a> Scanner<'a, '_> {
                     Expr::Call(c) => {
                         if let Some(p) = names::callee_path(&c.func) {
                             let full = self.s.file.resolve(p);
-                            if let Some(name) = names::key_constructor(&full) {
+                            if let Some(name) = self.s.file.key_constructor(&full) {
                                 self.found = Some(Fresh {
                                     span: self.s.index.of(e),
                                     name,
@@ -109,14 +109,15 @@ impl<'a> Scanner<'a, '_> {
                         if names::is_random_key_method(&n) && receiver_is_rng(&m.receiver) {
                             self.found = Some(Fresh {
                                 span: self.s.index.of(e),
-                                name: "a random string",
+                                name: "a random string".to_owned(),
                             });
                             return;
                         }
                     }
                     Expr::Macro(m) => {
-                        if let Some(name) =
-                            names::last(&m.mac.path).and_then(|n| names::key_constructor_macro(&n))
+                        if let Some(name) = names::last(&m.mac.path)
+                            .and_then(|n| names::key_constructor_macro(&n))
+                            .map(str::to_owned)
                         {
                             self.found = Some(Fresh {
                                 span: self.s.index.of(e),
@@ -132,7 +133,7 @@ impl<'a> Scanner<'a, '_> {
                     Expr::Path(p) if p.path.segments.len() == 1 => {
                         let id = p.path.segments[0].ident.to_string();
                         if let Some(f) = self.s.bindings.get(&id) {
-                            self.found = Some(*f);
+                            self.found = Some(f.clone());
                             return;
                         }
                     }
@@ -175,7 +176,7 @@ impl<'a> Scanner<'a, '_> {
                     let is_call = matches!(trees.get(i + 1), Some(TokenTree::Group(g)) if g.delimiter() == proc_macro2::Delimiter::Parenthesis);
                     if is_call {
                         let full = self.resolve_segments(&path);
-                        if let Some(name) = names::key_constructor(&full) {
+                        if let Some(name) = self.file.key_constructor(&full) {
                             return Some(Fresh {
                                 span: self.index.span(id.span()),
                                 name,
@@ -183,7 +184,7 @@ impl<'a> Scanner<'a, '_> {
                         }
                     } else if path.len() == 1 {
                         if let Some(f) = self.bindings.get(&s) {
-                            return Some(*f);
+                            return Some(f.clone());
                         }
                     }
                 }
@@ -212,7 +213,7 @@ impl<'a> Scanner<'a, '_> {
     fn report(&mut self, fresh: Fresh, used_as: String) {
         self.keys.push(PerAttemptKey {
             span: fresh.span,
-            constructor: fresh.name.to_owned(),
+            constructor: fresh.name,
             used_as,
             via: None,
         });
@@ -313,11 +314,11 @@ impl<'a> Visit<'a> for Scanner<'a, '_> {
             if let Some(f) = self.fresh_in(&init.expr) {
                 for b in &bound {
                     if names::is_strong_key_name(b) {
-                        self.report(f, format!("`{b}`"));
+                        self.report(f.clone(), format!("`{b}`"));
                     } else if names::is_key_name(b) {
-                        self.weak.insert(b.clone(), f);
+                        self.weak.insert(b.clone(), f.clone());
                     }
-                    self.bindings.insert(b.clone(), f);
+                    self.bindings.insert(b.clone(), f.clone());
                 }
             }
         }
@@ -396,7 +397,7 @@ impl<'a> Scanner<'a, '_> {
     fn weak_args<I: Iterator<Item = &'a Expr>>(&mut self, callee: &str, args: I) {
         for a in args {
             if let Some(n) = passed_name(a) {
-                if let Some(f) = self.weak.get(&n).copied() {
+                if let Some(f) = self.weak.get(&n).cloned() {
                     self.report(f, format!("`{n}`, passed to `{callee}`"));
                 }
             }

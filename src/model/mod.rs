@@ -18,6 +18,43 @@ pub use span::LineIndex;
 
 use crate::diagnostic::Span;
 
+/// Names a team teaches the analysis (from `retry-audit.toml`): its own wrappers around sleeps,
+/// randomness, key constructors and status accessors. Entries are paths (`crate::time::pause`,
+/// `pause`); a call matches when its resolved path ends with the entry's segments.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Extensions {
+    /// Functions or methods that wait for the duration given as their first argument.
+    pub sleep_fns: Vec<String>,
+    /// Functions or methods whose result is random.
+    pub random_sources: Vec<String>,
+    /// Functions that make a fresh unique id (a key when sent as one).
+    pub key_constructors: Vec<String>,
+    /// Methods or fields that hold an HTTP status (`resp.http_status()`).
+    pub status_accessors: Vec<String>,
+}
+
+impl Extensions {
+    /// Whether `full` (a resolved call path) ends with one of `entries`.
+    #[must_use]
+    pub fn matches(entries: &[String], full: &[String]) -> bool {
+        entries.iter().any(|e| {
+            let segs: Vec<&str> = e.split("::").filter(|s| !s.is_empty()).collect();
+            !segs.is_empty()
+                && full.len() >= segs.len()
+                && full[full.len() - segs.len()..]
+                    .iter()
+                    .zip(&segs)
+                    .all(|(a, b)| a == b)
+        })
+    }
+
+    /// Whether a single name (a method, a field) is one of `entries`' last segments.
+    #[must_use]
+    pub fn names(entries: &[String], name: &str) -> bool {
+        entries.iter().any(|e| e.rsplit("::").next() == Some(name))
+    }
+}
+
 /// Everything the rules need to know about one file.
 #[derive(Clone, Debug, Default)]
 pub struct FileModel {

@@ -43,6 +43,8 @@ pub struct FileScope<'a> {
     /// The first segments of the multi-segment paths written in the file (`ureq` in
     /// `ureq::Agent`): which crates it talks to.
     pub roots: std::collections::HashSet<String>,
+    /// What the team taught the analysis.
+    pub ext: super::Extensions,
 }
 
 impl<'a> FileScope<'a> {
@@ -58,6 +60,47 @@ impl<'a> FileScope<'a> {
                 .collect(),
             None => segs,
         }
+    }
+
+    /// Whether a resolved call path waits (a known timer, or a team's sleep wrapper).
+    #[must_use]
+    pub fn is_sleep(&self, full: &[String]) -> bool {
+        names::is_sleep_path(full) || super::Extensions::matches(&self.ext.sleep_fns, full)
+    }
+
+    /// Whether a method name waits (`runtime.sleep(d)`, a team's wrapper).
+    #[must_use]
+    pub fn is_sleep_method(&self, name: &str) -> bool {
+        names::is_sleep_method(name) || super::Extensions::names(&self.ext.sleep_fns, name)
+    }
+
+    /// Whether a function or method name produces randomness.
+    #[must_use]
+    pub fn is_random(&self, name: &str) -> bool {
+        names::is_random_name(name) || super::Extensions::names(&self.ext.random_sources, name)
+    }
+
+    /// Whether a resolved path produces randomness (`rand::..`, a team's source).
+    #[must_use]
+    pub fn is_random_path(&self, full: &[String]) -> bool {
+        full.iter().any(|s| names::is_random_root(s))
+            || super::Extensions::matches(&self.ext.random_sources, full)
+    }
+
+    /// The display name of a key constructor, when `full` (a resolved call path) is one.
+    #[must_use]
+    pub fn key_constructor(&self, full: &[String]) -> Option<String> {
+        if let Some(n) = names::key_constructor(full) {
+            return Some(n.to_owned());
+        }
+        super::Extensions::matches(&self.ext.key_constructors, full)
+            .then(|| format!("{}()", full.join("::")))
+    }
+
+    /// Whether a method or field name is a team's status accessor.
+    #[must_use]
+    pub fn is_status_accessor(&self, name: &str) -> bool {
+        super::Extensions::names(&self.ext.status_accessors, name)
     }
 
     /// The one local function with this name, if exactly one exists with a body.

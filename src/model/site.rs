@@ -19,13 +19,16 @@ use crate::diagnostic::Span;
 
 /// Builds the model of one parsed file.
 #[must_use]
-pub fn extract(file: &syn::File, index: &LineIndex<'_>) -> FileModel {
+pub fn extract(file: &syn::File, index: &LineIndex<'_>, ext: &super::Extensions) -> FileModel {
     // Items written inside macro invocations (`rt_test! { fn .. }`, `cfg_if! { .. }`) are code
     // too; their tokens keep their positions in the file.
     let mut bodies = Vec::new();
     macro_bodies(&file.items, &mut bodies, 0);
     let files: Vec<&syn::File> = std::iter::once(file).chain(bodies.iter()).collect();
-    let mut scope = FileScope::default();
+    let mut scope = FileScope {
+        ext: ext.clone(),
+        ..FileScope::default()
+    };
     let mut timeouts = TimeoutCalls::default();
     for f in &files {
         scope.visit_file(f);
@@ -1273,7 +1276,7 @@ impl<'a> Visit<'a> for SleepFinder<'a, '_> {
             Expr::Call(c) => {
                 if let Some(p) = names::callee_path(&c.func) {
                     let full = self.scope.resolve(p);
-                    if names::is_sleep_path(&full) {
+                    if self.scope.is_sleep(&full) {
                         self.sleeps.push((e, c.args.first()));
                     } else if let Some(last) = full.last() {
                         if full.len() == 1
@@ -1288,7 +1291,7 @@ impl<'a> Visit<'a> for SleepFinder<'a, '_> {
             }
             Expr::MethodCall(m) => {
                 let name = m.method.to_string();
-                if names::is_sleep_method(&name) && m.args.len() == 1 {
+                if self.scope.is_sleep_method(&name) && m.args.len() == 1 {
                     self.sleeps.push((e, m.args.first()));
                 } else if name == "tick" && m.args.is_empty() {
                     // `interval.tick().await`: waits the interval's fixed period.

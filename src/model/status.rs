@@ -54,8 +54,12 @@ impl StatusEval<'_, '_> {
         }
         match e {
             Expr::MethodCall(m) => {
-                matches!(m.method.to_string().as_str(), "as_u16" | "code")
-                    && self.is_status_expr_in(&m.receiver, depth + 1)
+                self.file.is_status_accessor(&m.method.to_string())
+                    || (matches!(m.method.to_string().as_str(), "as_u16" | "code")
+                        && self.is_status_expr_in(&m.receiver, depth + 1))
+            }
+            Expr::Field(f) => {
+                matches!(&f.member, syn::Member::Named(n) if self.file.is_status_accessor(&n.to_string()))
             }
             Expr::Reference(r) => self.is_status_expr_in(&r.expr, depth),
             Expr::Unary(u) => self.is_status_expr_in(&u.expr, depth),

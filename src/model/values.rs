@@ -620,7 +620,7 @@ impl<'a> ValueCx<'a, '_> {
             Expr::Closure(c) => self.taint_in(&c.body, seen, d),
             Expr::Macro(m) => {
                 let name = names::last(&m.mac.path).unwrap_or_default();
-                if names::is_random_name(&name) {
+                if self.file.is_random(&name) {
                     Taint {
                         random: true,
                         ..Taint::default()
@@ -702,7 +702,7 @@ impl<'a> ValueCx<'a, '_> {
         }
         // `Self::DELAY`, `config::RETRY_DELAY`, `Duration::MAX`.
         let full = self.file.resolve(path);
-        if full.first().is_some_and(|s| names::is_random_root(s)) {
+        if self.file.is_random_path(&full) {
             return Taint {
                 random: true,
                 ..Taint::default()
@@ -796,7 +796,7 @@ impl<'a> ValueCx<'a, '_> {
         if names::is_server_delay_name(last) {
             t.server = true;
         }
-        if !resolved && names::is_random_name(last) {
+        if !resolved && self.file.is_random(last) {
             t.random = true;
         }
         t
@@ -948,7 +948,7 @@ impl<'a> ValueCx<'a, '_> {
             };
         }
         let both = recv.union(args);
-        if names::is_random_name(&name) {
+        if self.file.is_random(&name) {
             return Taint {
                 random: true,
                 ..both
@@ -1019,7 +1019,7 @@ impl<'a> ValueCx<'a, '_> {
         };
         let full = self.file.resolve(path);
         let last = full.last().cloned().unwrap_or_default();
-        let random = full.iter().any(|s| names::is_random_root(s)) || names::is_random_name(&last);
+        let random = self.file.is_random_path(&full) || self.file.is_random(&last);
         if is_cap_name(&last) {
             return Taint {
                 capped: true,
@@ -1121,7 +1121,7 @@ impl<'a> ValueCx<'a, '_> {
             .collect();
         let mut t = branches(&returned);
         // A helper whose name says it jitters does so even if we cannot see how.
-        if names::is_random_name(name) {
+        if self.file.is_random(name) {
             t.random = true;
         }
         Some(t)

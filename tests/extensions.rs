@@ -1,0 +1,122 @@
+//! Names a team teaches the analysis (`Settings::extensions`, filled from configuration): each
+//! kind changes what is found, and without it the same code stays silent.
+
+#![cfg(feature = "analysis")]
+
+use retry_audit::model::Extensions;
+use retry_audit::{check_source, Settings};
+
+fn rules(src: &str, ext: Extensions) -> Vec<&'static str> {
+    let mut settings = Settings::default();
+    settings.extensions = ext;
+    let mut ids: Vec<&'static str> = check_source(src, &settings)
+        .expect("parses")
+        .iter()
+        .map(|d| d.rule.id())
+        .collect();
+    ids.sort_unstable();
+    ids
+}
+
+const SLEEP_WRAPPER: &str = r"
+fn sync(store: &Store) -> Result<(), Error> {
+    for _ in 0..5 {
+        match store.sync() {
+            Ok(()) => return Ok(()),
+            Err(e) => log::warn!('sync failed: {e}'),
+        }
+        crate::clock::pause(Duration::from_secs(1));
+    }
+    Err(Error::GaveUp)
+}
+";
+
+#[test]
+fn a_sleep_wrapper_is_a_wait_once_taught() {
+    let src = SLEEP_WRAPPER.replace('\'', "\"");
+    assert_eq!(rules(&src, Extensions::default()), Vec::<&str>::new());
+    let ext = Extensions {
+        sleep_fns: vec!["clock::pause".to_owned()],
+        ..Extensions::default()
+    };
+    assert_eq!(rules(&src, ext), ["RA002"]);
+}
+
+const RANDOM_SOURCE: &str = r"
+fn sync(store: &Store) -> Result<(), Error> {
+    for attempt in 0..5u32 {
+        match store.sync() {
+            Ok(()) => return Ok(()),
+            Err(_) => std::thread::sleep(Duration::from_millis(100 << attempt) + entropy::spread()),
+        }
+    }
+    Err(Error::GaveUp)
+}
+";
+
+#[test]
+fn a_random_source_is_jitter_once_taught() {
+    assert_eq!(rules(RANDOM_SOURCE, Extensions::default()), ["RA003"]);
+    let ext = Extensions {
+        random_sources: vec!["entropy::spread".to_owned()],
+        ..Extensions::default()
+    };
+    assert_eq!(rules(RANDOM_SOURCE, ext), Vec::<&str>::new());
+}
+
+const KEY_CONSTRUCTOR: &str = r#"
+async fn pay(client: &Client, order: &Order) -> Result<Receipt, Error> {
+    for attempt in 0..3u32 {
+        let resp = client
+            .post("https://pay.example/charges")
+            .header("Idempotency-Key", ids::fresh_id())
+            .json(order)
+            .send()
+            .await;
+        if let Ok(r) = resp {
+            return Ok(r.json().await?);
+        }
+        tokio::time::sleep(Duration::from_millis(fastrand::u64(0..(100 << attempt)))).await;
+    }
+    Err(Error::GaveUp)
+}
+"#;
+
+#[test]
+fn a_key_constructor_is_a_fresh_key_once_taught() {
+    assert_eq!(
+        rules(KEY_CONSTRUCTOR, Extensions::default()),
+        Vec::<&str>::new()
+    );
+    let ext = Extensions {
+        key_constructors: vec!["ids::fresh_id".to_owned()],
+        ..Extensions::default()
+    };
+    assert_eq!(rules(KEY_CONSTRUCTOR, ext), ["RA005"]);
+}
+
+const STATUS_ACCESSOR: &str = r"
+async fn fetch(api: &Api) -> Result<Page, Error> {
+    for attempt in 0..4u32 {
+        let resp = api.get_page().await?;
+        if resp.reply_code() == 200 {
+            return Ok(resp.page());
+        }
+        tokio::time::sleep(Duration::from_millis(fastrand::u64(0..(100 << attempt)))).await;
+    }
+    Err(Error::GaveUp)
+}
+";
+
+#[test]
+fn a_status_accessor_is_a_status_once_taught() {
+    assert_eq!(
+        rules(STATUS_ACCESSOR, Extensions::default()),
+        Vec::<&str>::new()
+    );
+    let ext = Extensions {
+        status_accessors: vec!["reply_code".to_owned()],
+        ..Extensions::default()
+    };
+    assert_eq!(rules(STATUS_ACCESSOR, ext), ["RA004"]);
+}
