@@ -42,4 +42,25 @@ pub struct Diagnostic {
     pub help: Option<String>,
     /// Extra facts (e.g. which statuses are retried).
     pub notes: Vec<String>,
+    /// A mechanical fix, when there is one (RA005: move the key's creation above the loop).
+    pub fix: Option<Fix>,
+}
+
+/// Text edits that fix a finding; machine-applicable: applying them keeps the file compiling
+/// (as far as a syntax-only tool can tell) and removes the finding.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fix {
+    /// What the fix does, e.g. "create the key once, before the loop".
+    pub message: String,
+    /// Non-overlapping edits, in file order.
+    pub edits: Vec<Edit>,
+}
+
+/// Replace the bytes `start..end` of the original file with `replacement` (an insertion when
+/// `start == end`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Edit {
+    pub start: usize,
+    pub end: usize,
+    pub replacement: String,
 }

@@ -26,7 +26,7 @@ pub mod retry;
 pub mod scan;
 
 #[cfg(feature = "analysis")]
-pub use diagnostic::{Diagnostic, Label, Position, Span};
+pub use diagnostic::{Diagnostic, Edit, Fix, Label, Position, Span};
 #[cfg(feature = "analysis")]
 pub use engine::{check_source, FileError, Settings};
 #[cfg(feature = "analysis")]

@@ -22,5 +22,6 @@ pub(super) fn check(site: &RetrySite, cx: &mut Context<'_>) {
             secondary,
             Vec::new(),
         );
+        cx.with_fix(Rule::KeyInLoop, key.hoist.clone());
     }
 }

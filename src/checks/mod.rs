@@ -7,7 +7,7 @@ mod missing_jitter;
 mod retries_client_error;
 mod unbounded_retry;
 
-use crate::diagnostic::{Diagnostic, Label, Span};
+use crate::diagnostic::{Diagnostic, Fix, Label, Span};
 use crate::engine::Settings;
 use crate::model::{FileModel, RetrySite, SiteKind};
 use crate::registry::{Level, Rule};
@@ -49,7 +49,15 @@ impl Context<'_> {
             secondary,
             help: (!meta.help.is_empty()).then(|| meta.help.clone()),
             notes,
+            fix: None,
         });
+    }
+
+    /// Attaches a fix to the finding just reported (if it was: an allowed rule reports nothing).
+    pub(crate) fn with_fix(&mut self, rule: Rule, fix: Option<Fix>) {
+        if let Some(last) = self.out.last_mut().filter(|d| d.rule == rule) {
+            last.fix = fix;
+        }
     }
 }
 

@@ -216,6 +216,7 @@ impl<'a> Scanner<'a, '_> {
             constructor: fresh.name,
             used_as,
             via: None,
+            hoist: None,
         });
     }
 
@@ -431,6 +432,7 @@ impl<'a> Scanner<'a, '_> {
             constructor: k.constructor,
             used_as: format!("{} (in `{name}`)", k.used_as),
             via: Some(k.span),
+            hoist: None,
         })
     }
 }

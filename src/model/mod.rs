@@ -286,4 +286,6 @@ pub struct PerAttemptKey {
     pub used_as: String,
     /// The constructor inside a local helper, when the key is made one call away.
     pub via: Option<Span>,
+    /// How to move the key's creation above the loop, when that is mechanical.
+    pub hoist: Option<crate::diagnostic::Fix>,
 }

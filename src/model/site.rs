@@ -316,7 +316,10 @@ impl<'a> Builder<'a, '_> {
         }
         let bound = Self::loop_bound(l, &result, &facts, locals, in_timeout);
         let statuses = self.statuses(&result, body);
-        let keys = per_attempt_keys(body, self.scope, self.index, fn_name);
+        let mut keys = per_attempt_keys(body, self.scope, self.index, fn_name);
+        for k in &mut keys {
+            k.hoist = hoist_fix(body, head, k.span, &loop_vars, self.index);
+        }
         let retry_path = result
             .continues
             .iter()
@@ -798,6 +801,82 @@ fn delay_of(span: Span, t: Taint) -> Delay {
         capped: t.capped,
         fallback,
     }
+}
+
+/// The mechanical fix of a key made in the loop: move its `let` above the loop. Offered only
+/// when the `let` is a statement of the loop body on lines of its own, its value uses nothing
+/// bound inside the loop, and the loop starts its line (`loop {`, `let r = loop {`,
+/// `for attempt in 0..3 {`, `'retry: loop {`).
+fn hoist_fix(
+    body: &Block,
+    head: Span,
+    key: Span,
+    loop_vars: &[String],
+    index: &LineIndex<'_>,
+) -> Option<crate::diagnostic::Fix> {
+    let mut inner: Vec<String> = loop_vars.to_vec();
+    let mut found = None;
+    for stmt in &body.stmts {
+        if let syn::Stmt::Local(l) = stmt {
+            let span = index.of(l);
+            if span.start <= key.start && key.end <= span.end {
+                found = Some((l, span));
+                break;
+            }
+            pat_bindings(&l.pat, &mut inner);
+        }
+    }
+    let (local, span) = found?;
+    let init = local.init.as_ref()?;
+    // The `let` makes the key (`let key = Uuid::new_v4().to_string();`, `format!(..)` of it),
+    // not a request that happens to carry one.
+    let init_span = index.of(&*init.expr);
+    let makes_key = init_span.start == key.start || matches!(&*init.expr, Expr::Macro(_));
+    // Names bound in the loop, also inside format strings (`format!("{attempt}")`).
+    let text = quote::ToTokens::to_token_stream(&*init.expr).to_string();
+    let uses_inner = text
+        .split(|c: char| !c.is_alphanumeric() && c != '_')
+        .any(|w| inner.iter().any(|n| n == w));
+    if init.diverge.is_some() || !makes_key || uses_inner {
+        return None;
+    }
+    let (stmt_line, stmt_line_end) = index.line_of(span.start);
+    let (_, last_line_end) = index.line_of(span.end.saturating_sub(1));
+    let before = index.slice(stmt_line, span.start);
+    let after = index.slice(span.end, last_line_end);
+    // The statement is alone on its lines (a trailing comment goes with it).
+    if !before.trim().is_empty()
+        || !(after.trim().is_empty() || after.trim_start().starts_with("//"))
+    {
+        return None;
+    }
+    let _ = stmt_line_end;
+    let (loop_line, _) = index.line_of(head.start);
+    let prefix = index.slice(loop_line, head.start);
+    let indent: String = prefix.chars().take_while(|c| c.is_whitespace()).collect();
+    let rest = prefix.trim();
+    let plain = rest.is_empty()
+        || (rest.starts_with('\'') && rest.ends_with(':'))
+        || (rest.starts_with("let ") && rest.ends_with('='));
+    if !plain || loop_line > span.start {
+        return None;
+    }
+    let statement = index.slice(span.start, span.end);
+    Some(crate::diagnostic::Fix {
+        message: "create the key once, before the loop".to_owned(),
+        edits: vec![
+            crate::diagnostic::Edit {
+                start: loop_line,
+                end: loop_line,
+                replacement: format!("{indent}{statement}\n"),
+            },
+            crate::diagnostic::Edit {
+                start: stmt_line,
+                end: last_line_end,
+                replacement: String::new(),
+            },
+        ],
+    })
 }
 
 /// Whether the loop calls something that logs in again or refreshes a token.

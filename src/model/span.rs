@@ -84,6 +84,32 @@ impl<'a> LineIndex<'a> {
         }
     }
 
+    /// The line holding file offset `offset`: its start and the offset just past its newline
+    /// (or the end of the file), both in file coordinates.
+    #[must_use]
+    pub fn line_of(&self, offset: usize) -> (usize, usize) {
+        let at = offset.saturating_sub(self.shift).min(self.text.len());
+        let line = match self.line_starts.binary_search(&at) {
+            Ok(i) => i,
+            Err(i) => i - 1,
+        };
+        let start = self.line_starts[line];
+        let end = self
+            .line_starts
+            .get(line + 1)
+            .copied()
+            .unwrap_or(self.text.len());
+        (start + self.shift, end + self.shift)
+    }
+
+    /// The text of file bytes `start..end` (empty if out of range).
+    #[must_use]
+    pub fn slice(&self, start: usize, end: usize) -> &'a str {
+        self.text
+            .get(start.saturating_sub(self.shift)..end.saturating_sub(self.shift))
+            .unwrap_or("")
+    }
+
     /// The source text of a span (for messages).
     #[must_use]
     pub fn text(&self, span: Span) -> &'a str {

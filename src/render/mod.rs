@@ -169,6 +169,7 @@ mod tests {
 
     fn finding() -> Diagnostic {
         Diagnostic {
+            fix: None,
             rule: Rule::FixedDelay,
             level: Level::Warning,
             message: "constant delay between retry attempts".to_owned(),

@@ -1,0 +1,119 @@
+//! RA005's fix: moving the key's creation above the loop. Applying the edits gives a file that
+//! parses and no longer has the finding; where the move is not mechanical, no fix is offered.
+
+#![cfg(feature = "analysis")]
+
+use retry_audit::{check_source, Diagnostic, Rule, Settings};
+
+fn findings(src: &str) -> Vec<Diagnostic> {
+    check_source(src, &Settings::default()).expect("parses")
+}
+
+/// Applies every edit of every fix (edits of one file never overlap).
+fn apply(src: &str, diags: &[Diagnostic]) -> String {
+    let mut edits: Vec<_> = diags
+        .iter()
+        .filter_map(|d| d.fix.as_ref())
+        .flat_map(|f| f.edits.iter())
+        .collect();
+    edits.sort_by_key(|e| std::cmp::Reverse(e.start));
+    let mut out = src.to_owned();
+    for e in edits {
+        out.replace_range(e.start..e.end, &e.replacement);
+    }
+    out
+}
+
+const SIMPLE: &str = r#"async fn charge(client: &Client, order: &Order) -> Result<Receipt, Error> {
+    for attempt in 0..3u32 {
+        let idempotency_key = Uuid::new_v4().to_string();
+        let resp = client
+            .post("https://pay.example/charges")
+            .header("Idempotency-Key", &idempotency_key)
+            .json(order)
+            .send()
+            .await;
+        if let Ok(r) = resp {
+            return Ok(r.json().await?);
+        }
+        tokio::time::sleep(Duration::from_millis(fastrand::u64(0..(100 << attempt)))).await;
+    }
+    Err(Error::GaveUp)
+}
+"#;
+
+#[test]
+fn the_key_moves_above_the_loop() {
+    let before = findings(SIMPLE);
+    let ra005: Vec<_> = before
+        .iter()
+        .filter(|d| d.rule == Rule::KeyInLoop)
+        .collect();
+    assert_eq!(ra005.len(), 1);
+    assert!(
+        ra005[0].fix.is_some(),
+        "a plain `let` in the loop is fixable"
+    );
+    let fixed = apply(SIMPLE, &before);
+    assert!(
+        fixed.contains(
+            "    let idempotency_key = Uuid::new_v4().to_string();\n    for attempt in 0..3u32 {"
+        ),
+        "the let now stands before the loop:\n{fixed}"
+    );
+    let after = findings(&fixed);
+    assert!(
+        after.iter().all(|d| d.rule != Rule::KeyInLoop),
+        "no RA005 after the fix:\n{fixed}"
+    );
+}
+
+#[test]
+fn a_key_computed_from_the_attempt_is_not_moved() {
+    let src = SIMPLE.replace(
+        "Uuid::new_v4().to_string();",
+        "format!(\"{}-{attempt}\", Uuid::new_v4());",
+    );
+    let diags = findings(&src);
+    let ra005: Vec<_> = diags.iter().filter(|d| d.rule == Rule::KeyInLoop).collect();
+    assert_eq!(ra005.len(), 1);
+    assert!(
+        ra005[0].fix.is_none(),
+        "it uses the loop variable `attempt`"
+    );
+}
+
+#[test]
+fn a_loop_in_a_let_takes_the_key_above_the_let() {
+    let src = r"fn send(client: &Client) -> Result<(), Error> {
+    let result = loop {
+        let dedup_id = Ulid::new().to_string();
+        match client.publish(&dedup_id) {
+            Ok(()) => break Ok(()),
+            Err(e) if e.is_transient() => std::thread::sleep(jittered()),
+            Err(e) => break Err(e),
+        }
+    };
+    result
+}
+";
+    let before = findings(src);
+    let fixed = apply(src, &before);
+    assert!(fixed.contains("    let dedup_id = Ulid::new().to_string();\n    let result = loop {"));
+    assert!(syn::parse_file(&fixed).is_ok());
+    assert!(findings(&fixed).iter().all(|d| d.rule != Rule::KeyInLoop));
+}
+
+#[test]
+fn an_inline_key_has_no_mechanical_fix() {
+    let src = SIMPLE
+        .replace(
+            "        let idempotency_key = Uuid::new_v4().to_string();\n",
+            "",
+        )
+        .replace("&idempotency_key", "Uuid::new_v4().to_string()");
+    let diags = findings(&src);
+    let ra005: Vec<_> = diags.iter().filter(|d| d.rule == Rule::KeyInLoop).collect();
+    assert_eq!(ra005.len(), 1);
+    assert!(ra005[0].fix.is_none());
+}
