@@ -4,6 +4,7 @@
 //! [`extract`] builds it from a parsed file; the rules in [`crate::checks`] only read it.
 
 mod bound;
+mod estimate;
 mod flow;
 mod keys;
 mod names;
@@ -59,6 +60,9 @@ impl Extensions {
 #[derive(Clone, Debug, Default)]
 pub struct FileModel {
     pub sites: Vec<RetrySite>,
+    /// Functions of this file that retry by themselves (a retry site inside, or
+    /// `#[retryable]`): their name and where they retry.
+    pub retrying_fns: Vec<(String, Span)>,
 }
 
 /// One place that runs an operation again after it failed.
@@ -75,6 +79,21 @@ pub struct RetrySite {
     pub keys: Vec<PerAttemptKey>,
     /// Where the failure path goes round again (for labels).
     pub retry_path: Option<Span>,
+    /// The site runs in async code (an `async fn`, an `async` block), where a blocking sleep
+    /// stalls the executor's thread.
+    pub in_async: bool,
+    /// The site reads the server's wait hint (`Retry-After`, `retry-after-ms`,
+    /// `x-ratelimit-reset*`), itself or in a function of this file it calls.
+    pub reads_retry_after: bool,
+    /// Non-idempotent requests made on each attempt (`.post(`, `Method::PATCH`, an `INSERT`, a
+    /// queue publish).
+    pub writes: Vec<Span>,
+    /// An idempotency key goes with the request (made inside or outside the loop).
+    pub sends_key: bool,
+    /// Functions called by name on each attempt: `(name, call)`, for nested retries.
+    pub calls: Vec<(String, Span)>,
+    /// The function the site is in.
+    pub function: String,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -119,6 +138,11 @@ pub struct Delay {
     /// For a server-provided wait: what is waited when the server gives no hint
     /// (`retry_after.unwrap_or(Duration::from_secs(1))`), and whether it is random.
     pub fallback: Option<(DelayKind, bool)>,
+    /// `std::thread::sleep` (or an alias): blocks the thread.
+    pub blocking: bool,
+    /// The longest single wait the bound allows, in seconds, when it can be worked out
+    /// (`f64::INFINITY` when the growth has no cap and the site no bound).
+    pub longest_secs: Option<f64>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,6 +1,6 @@
 //! Finding retry sites in a file and extracting their facts.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use syn::visit::Visit;
 use syn::{Block, Expr};
@@ -40,11 +40,15 @@ pub fn extract(file: &syn::File, index: &LineIndex<'_>, ext: &super::Extensions)
         timeout_fns: timeouts.fns,
         timeout_vars: timeouts.vars,
         sites: Vec::new(),
+        retrying_fns: Vec::new(),
     };
     for f in &files {
         b.visit_file(f);
     }
-    FileModel { sites: b.sites }
+    FileModel {
+        sites: b.sites,
+        retrying_fns: b.retrying_fns,
+    }
 }
 
 /// The bodies of item-position macro invocations that parse as items (not `macro_rules!`
@@ -148,6 +152,7 @@ struct Builder<'a, 'c> {
     timeout_fns: HashSet<String>,
     timeout_vars: HashSet<String>,
     sites: Vec<RetrySite>,
+    retrying_fns: Vec<(String, Span)>,
 }
 
 impl<'a> Builder<'a, '_> {
@@ -155,34 +160,62 @@ impl<'a> Builder<'a, '_> {
         let locals = Locals::of_fn(&f);
         let name = f.sig.ident.to_string();
         let deadline = self.timeout_fns.contains(&name);
+        let is_async = f.sig.asyncness.is_some();
         let mut finder = LoopFinder {
             loops: Vec::new(),
+            in_async: is_async,
             helper_closures: Vec::new(),
             timeout_depth: usize::from(deadline),
             scope: self.scope,
             timeout_vars: &self.timeout_vars,
         };
         finder.visit_block(f.block);
-        for (l, in_timeout) in finder.loops {
-            if let Some(site) = self.loop_site(l, &locals, &name, in_timeout) {
+        let before = self.sites.len();
+        let mut retries_at: Option<Span> = None;
+        for (l, in_timeout, in_async) in finder.loops {
+            if let Some(mut site) = self.loop_site(l, &locals, &name, in_timeout) {
+                site.in_async = in_async;
+                retries_at.get_or_insert(site.head);
                 self.sites.push(site);
             }
         }
         for (call, closure) in finder.helper_closures {
+            retries_at.get_or_insert(self.index.of(call));
             let keys = per_attempt_keys(closure, self.scope, self.index, &name);
             if !keys.is_empty() {
                 self.sites.push(helper_site(self.index.of(call), keys));
             }
         }
         if is_retryable(f.attrs) {
+            retries_at.get_or_insert(self.index.of(&f.sig.ident));
             let keys = per_attempt_keys(f.block, self.scope, self.index, &name);
             if !keys.is_empty() {
                 self.sites
                     .push(helper_site(self.index.of(&f.sig.ident), keys));
             }
         }
-        if let Some(site) = self.recursion_site(f, &locals, deadline) {
+        if let Some(mut site) = self.recursion_site(f, &locals, deadline) {
+            site.in_async = is_async;
+            retries_at.get_or_insert(site.head);
             self.sites.push(site);
+        }
+        // Facts that need the enclosing function: does it read the server's hint, send a key.
+        let fn_text = quote::ToTokens::to_token_stream(f.block).to_string();
+        for site in &mut self.sites[before..] {
+            site.function.clone_from(&name);
+            if site.kind == SiteKind::Helper {
+                continue;
+            }
+            site.reads_retry_after |= mentions_retry_after(&fn_text)
+                || site.calls.iter().any(|(callee, _)| {
+                    self.scope.function(callee).is_some_and(|g| {
+                        mentions_retry_after(&quote::ToTokens::to_token_stream(g.block).to_string())
+                    })
+                });
+            site.sends_key |= mentions_key(&fn_text);
+        }
+        if let Some(at) = retries_at {
+            self.retrying_fns.push((name, at));
         }
     }
 
@@ -275,7 +308,11 @@ impl<'a> Builder<'a, '_> {
             params: None,
             current_fn: fn_name,
         };
-        let delays = self.delays(body, &values, false);
+        let bound = Self::loop_bound(l, &result, &facts, locals, in_timeout);
+        let limit = attempt_limit(l, body, &facts, self.scope, locals);
+        let longest =
+            |arg: Option<&'a Expr>| longest_wait(&bound, limit, arg, &facts, self.scope, locals);
+        let delays = self.delays(body, &values, false, &longest);
         // A `for` over a list of alternatives (addresses, mirrors) tries each once: not a retry.
         if let Expr::ForLoop(f) = l {
             if extra_counters.is_empty() && !loop_vars.is_empty() && !is_schedule_iter(&f.expr) {
@@ -314,7 +351,6 @@ impl<'a> Builder<'a, '_> {
         {
             return None;
         }
-        let bound = Self::loop_bound(l, &result, &facts, locals, in_timeout);
         let statuses = self.statuses(&result, body);
         let mut keys = per_attempt_keys(body, self.scope, self.index, fn_name);
         for k in &mut keys {
@@ -325,6 +361,7 @@ impl<'a> Builder<'a, '_> {
             .iter()
             .find(|c| c.outcome.may_fail() && !c.readiness)
             .map(|c| c.err_arm.unwrap_or(c.span));
+        let per_attempt = AttemptFacts::of(body, self.scope);
         Some(RetrySite {
             kind: SiteKind::Loop,
             head,
@@ -333,6 +370,20 @@ impl<'a> Builder<'a, '_> {
             statuses,
             keys,
             retry_path,
+            in_async: false,
+            function: String::new(),
+            reads_retry_after: per_attempt.reads_retry_after,
+            writes: per_attempt
+                .writes
+                .iter()
+                .map(|e| self.index.of(*e))
+                .collect(),
+            sends_key: per_attempt.sends_key,
+            calls: per_attempt
+                .calls
+                .iter()
+                .map(|(n, e)| (n.clone(), self.index.of(*e)))
+                .collect(),
         })
     }
 
@@ -378,7 +429,13 @@ impl<'a> Builder<'a, '_> {
     /// The waits in a body: sleep calls, and calls of local functions that sleep.
     /// `enter_async`: the body is a function's whose async block is its future
     /// (`Box::pin(async move { .. })`), so sleeps in async blocks count.
-    fn delays(&self, body: &'a Block, values: &ValueCx<'a, '_>, enter_async: bool) -> Vec<Delay> {
+    fn delays(
+        &self,
+        body: &'a Block,
+        values: &ValueCx<'a, '_>,
+        enter_async: bool,
+        longest: &dyn Fn(Option<&'a Expr>) -> Option<f64>,
+    ) -> Vec<Delay> {
         let mut finder = SleepFinder {
             scope: self.scope,
             sleeps: Vec::new(),
@@ -387,13 +444,23 @@ impl<'a> Builder<'a, '_> {
         };
         finder.visit_block(body);
         let mut out = Vec::new();
-        for (call, arg) in finder.sleeps {
+        for (call, arg, blocking) in finder.sleeps {
             let t = arg.map_or(Taint::default(), |a| values.taint(a));
-            out.push(delay_of(self.index.of(call), t));
+            let mut d = delay_of(self.index.of(call), t);
+            d.blocking = blocking;
+            if d.kind == DelayKind::Growing && !d.capped {
+                d.longest_secs = longest(arg);
+            }
+            out.push(d);
         }
         for (call, name, args) in finder.helper_calls {
-            if let Some(t) = self.helper_sleep_taint(&name, &args, values) {
-                out.push(delay_of(self.index.of(call), t));
+            if let Some((t, blocking)) = self.helper_sleep_taint(&name, &args, values) {
+                let mut d = delay_of(self.index.of(call), t);
+                d.blocking = blocking;
+                if d.kind == DelayKind::Growing && !d.capped {
+                    d.longest_secs = longest(None);
+                }
+                out.push(d);
             }
         }
         out.sort_by_key(|d| d.span.start);
@@ -407,7 +474,7 @@ impl<'a> Builder<'a, '_> {
         name: &str,
         args: &[&'a Expr],
         values: &ValueCx<'a, '_>,
-    ) -> Option<Taint> {
+    ) -> Option<(Taint, bool)> {
         let f = self.scope.function(name)?;
         // Only a small waiting helper (`backoff(attempt).await`), not a function with loops of its
         // own (its sleeps belong to its own retry site) and not the function itself.
@@ -421,7 +488,7 @@ impl<'a> Builder<'a, '_> {
             enter_async: true,
         };
         inner.visit_block(f.block);
-        let (_, arg) = match inner.sleeps.as_slice() {
+        let (_, arg, blocking) = match inner.sleeps.as_slice() {
             [one] => *one,
             _ => return None,
         };
@@ -435,7 +502,10 @@ impl<'a> Builder<'a, '_> {
             params: Some(&params),
             current_fn: name,
         };
-        Some(arg.map_or(Taint::default(), |a| inner_cx.taint(a)))
+        Some((
+            arg.map_or(Taint::default(), |a| inner_cx.taint(a)),
+            blocking,
+        ))
     }
 
     fn statuses(&self, result: &FlowResult, body: &'a Block) -> Vec<StatusRetry> {
@@ -583,15 +653,6 @@ impl<'a> Builder<'a, '_> {
             params: None,
             current_fn: &name,
         };
-        let delays = self.delays(f.block, &values, true);
-        let retry_named = names::is_retry_word(&name)
-            || f.sig
-                .inputs
-                .iter()
-                .any(|i| names::is_retry_word(&quote::ToTokens::to_token_stream(i).to_string()));
-        if delays.is_empty() && counters.is_empty() && !retry_named {
-            return None;
-        }
         let every_path_limited = retry_calls
             .iter()
             .all(|c| c.limited(!facts.counters.is_empty()));
@@ -602,9 +663,21 @@ impl<'a> Builder<'a, '_> {
         } else {
             Bound::Unbounded
         };
+        let longest =
+            |arg: Option<&'a Expr>| longest_wait(&bound, None, arg, &facts, self.scope, locals);
+        let delays = self.delays(f.block, &values, true, &longest);
+        let retry_named = names::is_retry_word(&name)
+            || f.sig
+                .inputs
+                .iter()
+                .any(|i| names::is_retry_word(&quote::ToTokens::to_token_stream(i).to_string()));
+        if delays.is_empty() && counters.is_empty() && !retry_named {
+            return None;
+        }
         let head = retry_calls[0].span;
         let statuses = self.statuses(&result, f.block);
         let keys = per_attempt_keys(f.block, self.scope, self.index, &name);
+        let per_attempt = AttemptFacts::of(f.block, self.scope);
         Some(RetrySite {
             kind: SiteKind::Recursion,
             head,
@@ -613,6 +686,21 @@ impl<'a> Builder<'a, '_> {
             statuses,
             keys,
             retry_path: Some(head),
+            in_async: false,
+            function: String::new(),
+            reads_retry_after: per_attempt.reads_retry_after,
+            writes: per_attempt
+                .writes
+                .iter()
+                .map(|e| self.index.of(*e))
+                .collect(),
+            sends_key: per_attempt.sends_key,
+            calls: per_attempt
+                .calls
+                .iter()
+                .filter(|(n, _)| *n != name)
+                .map(|(n, e)| (n.clone(), self.index.of(*e)))
+                .collect(),
         })
     }
 }
@@ -657,7 +745,167 @@ fn helper_site(head: Span, keys: Vec<super::PerAttemptKey>) -> RetrySite {
         statuses: Vec::new(),
         keys,
         retry_path: None,
+        in_async: false,
+        reads_retry_after: false,
+        writes: Vec::new(),
+        sends_key: false,
+        calls: Vec::new(),
+        function: String::new(),
     }
+}
+
+/// Whether code reads the server's wait hint.
+fn mentions_retry_after(text: &str) -> bool {
+    let t = text.to_ascii_lowercase().replace(['-', ' '], "_");
+    t.contains("retry_after")
+        || t.contains("retryafter")
+        || t.contains("ratelimit_reset")
+        || t.contains("rate_limit_reset")
+        || t.contains("x_ratelimit")
+}
+
+/// Whether code sends an idempotency key (a header, field or variable named like one).
+fn mentions_key(text: &str) -> bool {
+    text.split(|c: char| !c.is_alphanumeric() && c != '_' && c != '-')
+        .any(names::is_strong_key_name)
+}
+
+/// What one attempt does, read from the code that runs per attempt.
+struct AttemptFacts<'a> {
+    reads_retry_after: bool,
+    sends_key: bool,
+    writes: Vec<&'a Expr>,
+    calls: Vec<(String, &'a Expr)>,
+}
+
+impl<'a> AttemptFacts<'a> {
+    fn of(body: &'a Block, scope: &FileScope<'a>) -> Self {
+        let text = quote::ToTokens::to_token_stream(body).to_string();
+        let mut v = AttemptVisitor {
+            scope,
+            writes: Vec::new(),
+            calls: Vec::new(),
+        };
+        v.visit_block(body);
+        AttemptFacts {
+            reads_retry_after: mentions_retry_after(&text),
+            sends_key: mentions_key(&text),
+            writes: v.writes,
+            calls: v.calls,
+        }
+    }
+}
+
+struct AttemptVisitor<'a, 'c> {
+    scope: &'c FileScope<'a>,
+    writes: Vec<&'a Expr>,
+    calls: Vec<(String, &'a Expr)>,
+}
+
+/// Receivers that publish to a queue or a log (`producer.send(record)`).
+fn is_queue_receiver(e: &Expr) -> bool {
+    let t = quote::ToTokens::to_token_stream(e)
+        .to_string()
+        .to_ascii_lowercase();
+    [
+        "producer",
+        "queue",
+        "sqs",
+        "sns",
+        "kafka",
+        "topic",
+        "publisher",
+        "amqp",
+        "nats",
+        "pubsub",
+        "rabbit",
+        "kinesis",
+    ]
+    .iter()
+    .any(|w| t.contains(w))
+}
+
+/// A SQL statement that inserts (not idempotent when resent).
+fn is_insert_sql(e: &Expr) -> bool {
+    let t = quote::ToTokens::to_token_stream(e)
+        .to_string()
+        .to_ascii_lowercase();
+    let t = t.trim_start_matches(['"', 'r', '#', ' ']);
+    t.starts_with("insert")
+}
+
+impl<'a> Visit<'a> for AttemptVisitor<'a, '_> {
+    fn visit_expr(&mut self, e: &'a Expr) {
+        match e {
+            Expr::MethodCall(m) => {
+                let name = m.method.to_string();
+                let write = match name.as_str() {
+                    "post" | "patch" | "publish" | "basic_publish" | "send_message"
+                    | "send_message_batch" | "produce" | "put_record" | "put_records"
+                    | "enqueue" | "send_batch" => true,
+                    "execute" | "query" | "execute_many" | "query_one" | "query_opt" => {
+                        m.args.first().is_some_and(is_insert_sql)
+                    }
+                    "send" | "send_result" => is_queue_receiver(&m.receiver) && !m.args.is_empty(),
+                    _ => false,
+                };
+                if write {
+                    self.writes.push(e);
+                }
+                if matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self")) {
+                    self.calls.push((name, e));
+                }
+            }
+            Expr::Call(c) => {
+                if let Some(p) = names::callee_path(&c.func) {
+                    let full = self.scope.resolve(p);
+                    let segs = names::segments(p);
+                    if matches!(full.last().map(String::as_str), Some("post" | "patch"))
+                        && full.len() >= 2
+                    {
+                        self.writes.push(e);
+                    }
+                    let local = segs.len() == 1
+                        || matches!(
+                            segs.first().map(String::as_str),
+                            Some("Self" | "crate" | "self" | "super")
+                        );
+                    // Not `Ok(..)`, `Some(..)`, `Error::Timeout(..)`: constructors.
+                    let constructor = segs
+                        .last()
+                        .and_then(|l| l.chars().next())
+                        .is_some_and(char::is_uppercase);
+                    if local && !constructor && !self.scope.is_sleep(&full) {
+                        if let Some(last) = segs.last() {
+                            self.calls.push((last.clone(), e));
+                        }
+                    }
+                }
+                // `sqlx::query("INSERT ..")`
+                if names::callee_path(&c.func)
+                    .and_then(names::last)
+                    .is_some_and(|n| matches!(n.as_str(), "query" | "query_as" | "execute"))
+                    && c.args.first().is_some_and(is_insert_sql)
+                {
+                    self.writes.push(e);
+                }
+            }
+            Expr::Path(p) => {
+                let segs = names::segments(&p.path);
+                if segs.len() >= 2
+                    && segs[segs.len() - 2] == "Method"
+                    && matches!(segs[segs.len() - 1].as_str(), "POST" | "PATCH")
+                {
+                    self.writes.push(e);
+                }
+            }
+            Expr::Closure(_) => return,
+            _ => {}
+        }
+        syn::visit::visit_expr(self, e);
+    }
+
+    fn visit_item(&mut self, _: &'a syn::Item) {}
 }
 
 fn is_retryable(attrs: &[syn::Attribute]) -> bool {
@@ -774,6 +1022,121 @@ fn for_bound(iter: &Expr) -> Option<BoundKind> {
     }
 }
 
+/// The largest value the attempt counter takes while the loop can still wait: from the `for`
+/// range, or the smallest limit a counter is compared with (`attempt < 5` → 4).
+fn attempt_limit(
+    l: &Expr,
+    body: &Block,
+    facts: &LoopFacts<'_>,
+    scope: &FileScope<'_>,
+    locals: &Locals<'_>,
+) -> Option<f64> {
+    struct C<'e, 'c, 'a> {
+        est: &'e super::estimate::Estimator<'c, 'a>,
+        facts: &'e LoopFacts<'a>,
+        limit: Option<f64>,
+    }
+    impl<'ast> Visit<'ast> for C<'_, '_, '_> {
+        fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
+            let counter = |e: &Expr| place_key(e).is_some_and(|k| self.facts.counters.contains(&k));
+            let (n, counter_left) = if counter(&b.left) {
+                (self.est.eval(&b.right), true)
+            } else if counter(&b.right) {
+                (self.est.eval(&b.left), false)
+            } else {
+                (None, false)
+            };
+            if let Some(n) = n {
+                // The counter's last value at which the loop still goes round.
+                let v = match (b.op, counter_left) {
+                    (syn::BinOp::Lt(_) | syn::BinOp::Ge(_) | syn::BinOp::Eq(_), true)
+                    | (syn::BinOp::Gt(_) | syn::BinOp::Le(_) | syn::BinOp::Eq(_), false) => {
+                        Some(n - 1.0)
+                    }
+                    (syn::BinOp::Le(_) | syn::BinOp::Gt(_), true)
+                    | (syn::BinOp::Ge(_) | syn::BinOp::Lt(_), false) => Some(n),
+                    _ => None,
+                };
+                if let Some(v) = v {
+                    self.limit = Some(self.limit.map_or(v, |x: f64| x.min(v)));
+                }
+            }
+            syn::visit::visit_expr_binary(self, b);
+        }
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    let est = super::estimate::Estimator {
+        file: scope,
+        locals,
+        facts,
+        env: HashMap::new(),
+    };
+    if let Expr::ForLoop(f) = l {
+        if let Expr::Range(r) = &*f.expr {
+            let end = est.eval(r.end.as_deref()?)?;
+            return Some(match r.limits {
+                syn::RangeLimits::HalfOpen(_) => end - 1.0,
+                syn::RangeLimits::Closed(_) => end,
+            });
+        }
+    }
+    let mut c = C {
+        est: &est,
+        facts,
+        limit: None,
+    };
+    if let Expr::While(w) = l {
+        c.visit_expr(&w.cond);
+    }
+    c.visit_block(body);
+    c.limit
+}
+
+/// The longest single wait a growing, uncapped delay reaches within the site's bound, in
+/// seconds: infinite without a bound; worked out from the attempt limit when the numbers are
+/// written in the file; unknown otherwise.
+fn longest_wait(
+    bound: &Bound,
+    limit: Option<f64>,
+    arg: Option<&Expr>,
+    facts: &LoopFacts<'_>,
+    scope: &FileScope<'_>,
+    locals: &Locals<'_>,
+) -> Option<f64> {
+    if *bound == Bound::Unbounded {
+        return Some(f64::INFINITY);
+    }
+    let (arg, n) = (arg?, limit?);
+    let mut est = super::estimate::Estimator {
+        file: scope,
+        locals,
+        facts,
+        env: HashMap::new(),
+    };
+    for c in &facts.counters {
+        est.env.insert(c.clone(), n);
+    }
+    // Places multiplied on each pass (`delay *= 2`): their initial value times the factor to the
+    // number of passes.
+    let grown: Vec<(String, f64)> = facts
+        .mutations
+        .keys()
+        .filter(|k| !facts.counters.contains(*k) && super::values::mentions(arg, k))
+        .filter_map(|k| {
+            let factor = est.growth_factor(k)?;
+            let init = locals.lets.get(k).and_then(|v| match v.as_slice() {
+                [one] => est.eval(one),
+                _ => None,
+            })?;
+            Some((k.clone(), init * factor.powf(n)))
+        })
+        .collect();
+    for (k, v) in grown {
+        est.env.insert(k, v);
+    }
+    est.eval(arg).map(|ms| ms / 1000.0)
+}
+
 fn kind_of(growth: bool, counter: bool, opaque: bool) -> DelayKind {
     if growth || (counter && !opaque) {
         DelayKind::Growing
@@ -800,6 +1163,8 @@ fn delay_of(span: Span, t: Taint) -> Delay {
         jitter: t.random,
         capped: t.capped,
         fallback,
+        blocking: false,
+        longest_secs: None,
     }
 }
 
@@ -1233,7 +1598,9 @@ fn recursive_arg_mutations<'a>(f: LocalFn<'a>, name: &str, facts: &mut LoopFacts
 /// Finds candidate loops (any depth, inside closures and async blocks too) and closures handed
 /// to retry helpers.
 struct LoopFinder<'a, 'c> {
-    loops: Vec<(&'a Expr, bool)>,
+    /// Each loop, whether a `timeout(..)` wraps it, and whether it runs in async code.
+    loops: Vec<(&'a Expr, bool, bool)>,
+    in_async: bool,
     helper_closures: Vec<(&'a Expr, &'a Expr)>,
     timeout_depth: usize,
     scope: &'c FileScope<'a>,
@@ -1278,8 +1645,19 @@ impl<'a> Visit<'a> for LoopFinder<'a, '_> {
     fn visit_expr(&mut self, e: &'a Expr) {
         match e {
             Expr::Loop(_) | Expr::While(_) | Expr::ForLoop(_) => {
-                self.loops.push((e, self.timeout_depth > 0));
+                self.loops.push((e, self.timeout_depth > 0, self.in_async));
                 syn::visit::visit_expr(self, e);
+            }
+            // An `async` block runs on an executor; a plain closure (e.g. for `spawn_blocking`)
+            // runs on a thread of its own.
+            Expr::Async(_) | Expr::Closure(_) => {
+                let was = self.in_async;
+                self.in_async = match e {
+                    Expr::Closure(c) => c.asyncness.is_some(),
+                    _ => true,
+                };
+                syn::visit::visit_expr(self, e);
+                self.in_async = was;
             }
             Expr::Call(c) => {
                 let name = names::callee_path(&c.func).map(|p| self.scope.resolve(p));
@@ -1338,9 +1716,18 @@ impl<'a> Visit<'a> for LoopFinder<'a, '_> {
 /// calls of local functions that may sleep.
 struct SleepFinder<'a, 'c> {
     scope: &'c FileScope<'a>,
-    sleeps: Vec<(&'a Expr, Option<&'a Expr>)>,
+    /// Each wait, its duration argument, and whether it blocks the thread.
+    sleeps: Vec<(&'a Expr, Option<&'a Expr>, bool)>,
     helper_calls: Vec<(&'a Expr, String, Vec<&'a Expr>)>,
     enter_async: bool,
+}
+
+/// `std::thread::sleep` and its aliases.
+fn is_blocking_path(full: &[String]) -> bool {
+    let n = full.len();
+    n >= 2
+        && full[n - 2] == "thread"
+        && matches!(full[n - 1].as_str(), "sleep" | "sleep_ms" | "park_timeout")
 }
 
 impl<'a> Visit<'a> for SleepFinder<'a, '_> {
@@ -1356,7 +1743,8 @@ impl<'a> Visit<'a> for SleepFinder<'a, '_> {
                 if let Some(p) = names::callee_path(&c.func) {
                     let full = self.scope.resolve(p);
                     if self.scope.is_sleep(&full) {
-                        self.sleeps.push((e, c.args.first()));
+                        self.sleeps
+                            .push((e, c.args.first(), is_blocking_path(&full)));
                     } else if let Some(last) = full.last() {
                         if full.len() == 1
                             || full.first().is_some_and(|s| s == "Self" || s == "self")
@@ -1371,10 +1759,10 @@ impl<'a> Visit<'a> for SleepFinder<'a, '_> {
             Expr::MethodCall(m) => {
                 let name = m.method.to_string();
                 if self.scope.is_sleep_method(&name) && m.args.len() == 1 {
-                    self.sleeps.push((e, m.args.first()));
+                    self.sleeps.push((e, m.args.first(), false));
                 } else if name == "tick" && m.args.is_empty() {
                     // `interval.tick().await`: waits the interval's fixed period.
-                    self.sleeps.push((e, None));
+                    self.sleeps.push((e, None, false));
                 } else if matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self")) {
                     self.helper_calls.push((e, name, m.args.iter().collect()));
                 }
