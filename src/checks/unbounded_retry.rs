@@ -8,8 +8,11 @@ pub(super) fn check(site: &RetrySite, cx: &mut Context<'_>) {
     if site.kind == SiteKind::Helper || site.bound != Bound::Unbounded {
         return;
     }
-    let primary = match site.kind {
-        SiteKind::Recursion => label(site.head, "calls itself again on failure, with no limit"),
+    let primary = match (site.kind, site.policy) {
+        (SiteKind::Policy, Some(advice)) => label(site.head, advice.bound),
+        (SiteKind::Recursion, _) => {
+            label(site.head, "calls itself again on failure, with no limit")
+        }
         _ => label(site.head, "nothing but success ends this loop"),
     };
     let mut secondary = Vec::new();

@@ -8,12 +8,14 @@ mod estimate;
 mod flow;
 mod keys;
 mod names;
+mod policies;
 mod scope;
 mod site;
 mod span;
 mod status;
 mod values;
 
+pub use policies::PolicyAdvice;
 pub use site::extract;
 pub use span::LineIndex;
 
@@ -94,6 +96,8 @@ pub struct RetrySite {
     pub calls: Vec<(String, Span)>,
     /// The function the site is in.
     pub function: String,
+    /// For a crate's policy: how to fix it in that crate's terms.
+    pub policy: Option<PolicyAdvice>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,6 +109,8 @@ pub enum SiteKind {
     /// Code run once per attempt by someone else's loop: a closure passed to a retry helper, or
     /// the body of a `#[retryable]` function. Only its per-attempt facts (keys) are recorded.
     Helper,
+    /// A policy built with a retry crate (backon, backoff, tokio-retry, ...): its bound and delay.
+    Policy,
 }
 
 /// How the site stops retrying.

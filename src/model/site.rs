@@ -194,6 +194,10 @@ impl<'a> Builder<'a, '_> {
                     .push(helper_site(self.index.of(&f.sig.ident), keys));
             }
         }
+        for site in super::policies::policy_sites(f.block, self.scope, &locals, self.index) {
+            retries_at.get_or_insert(site.head);
+            self.sites.push(site);
+        }
         if let Some(mut site) = self.recursion_site(f, &locals, deadline) {
             site.in_async = is_async;
             retries_at.get_or_insert(site.head);
@@ -203,7 +207,7 @@ impl<'a> Builder<'a, '_> {
         let fn_text = quote::ToTokens::to_token_stream(f.block).to_string();
         for site in &mut self.sites[before..] {
             site.function.clone_from(&name);
-            if site.kind == SiteKind::Helper {
+            if matches!(site.kind, SiteKind::Helper | SiteKind::Policy) {
                 continue;
             }
             site.reads_retry_after |= mentions_retry_after(&fn_text)
@@ -372,6 +376,7 @@ impl<'a> Builder<'a, '_> {
             retry_path,
             in_async: false,
             function: String::new(),
+            policy: None,
             reads_retry_after: per_attempt.reads_retry_after,
             writes: per_attempt
                 .writes
@@ -688,6 +693,7 @@ impl<'a> Builder<'a, '_> {
             retry_path: Some(head),
             in_async: false,
             function: String::new(),
+            policy: None,
             reads_retry_after: per_attempt.reads_retry_after,
             writes: per_attempt
                 .writes
@@ -751,6 +757,7 @@ fn helper_site(head: Span, keys: Vec<super::PerAttemptKey>) -> RetrySite {
         sends_key: false,
         calls: Vec::new(),
         function: String::new(),
+        policy: None,
     }
 }
 
