@@ -98,6 +98,10 @@ pub struct RetrySite {
     pub function: String,
     /// For a crate's policy: how to fix it in that crate's terms.
     pub policy: Option<PolicyAdvice>,
+    /// Some failure goes round again without being picked out as one kind of error (any `Err`,
+    /// or a status): a blind resend, not a deliberate re-run of one condition (a name collision,
+    /// a stale pooled connection).
+    pub blind: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

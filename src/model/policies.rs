@@ -519,5 +519,6 @@ fn site_of(span: Span, f: &Facts) -> RetrySite {
         calls: Vec::new(),
         function: String::new(),
         policy: Some(f.advice),
+        blind: true,
     }
 }

@@ -366,7 +366,9 @@ impl<'a> Builder<'a, '_> {
             .find(|c| c.outcome.may_fail() && !c.readiness)
             .map(|c| c.err_arm.unwrap_or(c.span));
         let per_attempt = AttemptFacts::of(body, self.scope);
+        let blind = is_blind(&result);
         Some(RetrySite {
+            blind,
             kind: SiteKind::Loop,
             head,
             bound,
@@ -683,7 +685,9 @@ impl<'a> Builder<'a, '_> {
         let statuses = self.statuses(&result, f.block);
         let keys = per_attempt_keys(f.block, self.scope, self.index, &name);
         let per_attempt = AttemptFacts::of(f.block, self.scope);
+        let blind = is_blind(&result);
         Some(RetrySite {
+            blind,
             kind: SiteKind::Recursion,
             head,
             bound,
@@ -758,7 +762,18 @@ fn helper_site(head: Span, keys: Vec<super::PerAttemptKey>) -> RetrySite {
         calls: Vec::new(),
         function: String::new(),
         policy: None,
+        blind: false,
     }
+}
+
+/// Whether some failing path goes round again on any error or on a status, rather than on one
+/// picked-out kind of error.
+fn is_blind(result: &FlowResult) -> bool {
+    result
+        .continues
+        .iter()
+        .filter(|c| c.outcome.may_fail() && !c.readiness && !c.exhausted)
+        .any(|c| !c.classified || c.status.is_some())
 }
 
 /// Whether code reads the server's wait hint.
