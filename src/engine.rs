@@ -8,6 +8,7 @@ use crate::checks;
 use crate::diagnostic::{Diagnostic, Position};
 use crate::model;
 use crate::registry::{Level, Rule};
+use crate::suppress;
 
 /// Which rules run and at which level.
 #[derive(Clone, Debug, Default)]
@@ -103,12 +104,18 @@ pub fn check_source(src: &str, settings: &Settings) -> Result<Vec<Diagnostic>, F
     let index = model::LineIndex::new(text, shift);
     let file_model = model::extract(&file, &index, &settings.extensions);
     let mut diagnostics = checks::run(&file_model, settings);
+    let fns = if text.contains(suppress::MARKER) {
+        suppress::fn_items(&file)
+    } else {
+        Vec::new()
+    };
     drop(file);
     diagnostics.sort_by(|a, b| {
         (a.primary.span.start, a.rule, &a.message).cmp(&(b.primary.span.start, b.rule, &b.message))
     });
     diagnostics.dedup_by(|a, b| a.rule == b.rule && a.primary.span == b.primary.span);
-    Ok(diagnostics)
+    // Inline `// retry-audit: allow(...)` comments, and RA100 for those that suppress nothing.
+    Ok(suppress::apply(text, shift, &fns, diagnostics, settings))
 }
 
 /// Frees proc-macro2's span map of this thread when dropped.

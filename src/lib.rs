@@ -24,6 +24,8 @@ pub mod render;
 pub mod retry;
 #[cfg(feature = "cli")]
 pub mod scan;
+#[cfg(feature = "analysis")]
+pub mod suppress;
 
 #[cfg(feature = "analysis")]
 pub use diagnostic::{Diagnostic, Edit, Fix, Label, Position, Span};

@@ -97,6 +97,7 @@ rules! {
     MissingJitter => "RA003", "missing-jitter";
     RetriesClientError => "RA004", "retries-client-error";
     KeyInLoop => "RA005", "key-in-loop";
+    UnusedSuppression => "RA100", "unused-suppression";
 }
 
 impl Rule {
