@@ -16,6 +16,8 @@ pub mod diagnostic;
 #[cfg(feature = "analysis")]
 pub mod engine;
 #[cfg(feature = "analysis")]
+pub mod fix;
+#[cfg(feature = "analysis")]
 pub mod model;
 #[cfg(feature = "analysis")]
 pub mod registry;

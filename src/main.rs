@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use codespan_reporting::term::termcolor::{BufferedStandardStream, ColorChoice};
 
+use retry_audit::fix;
 use retry_audit::render::{self, human, json};
 use retry_audit::scan::{self, ScanOptions, ScanReport};
 use retry_audit::{Level, Rule, Settings};
@@ -79,6 +80,16 @@ struct CheckArgs {
     /// Number of files checked in parallel [default: number of cores].
     #[arg(long, short = 'j', value_name = "N")]
     jobs: Option<NonZeroUsize>,
+
+    /// Apply the machine-applicable fixes in place (files that parse, atomically, only if
+    /// unchanged since read), then report what is left.
+    #[arg(long, conflicts_with = "diff")]
+    fix: bool,
+
+    /// Print the fixes as a unified diff instead of applying them; no file is changed. Exits 1
+    /// when there is something to fix.
+    #[arg(long)]
+    diff: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -149,12 +160,81 @@ fn check(args: &CheckArgs, matches: &ArgMatches) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if args.diff {
+        return show_fixes(&report, &options.settings);
+    }
+    let report = if args.fix {
+        match fix_in_place(report, &options) {
+            Ok(report) => report,
+            Err(code) => return code,
+        }
+    } else {
+        report
+    };
     let code = if report.has_errors() {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     };
     exit_after_output(write_report(&report, args), code)
+}
+
+/// `--diff`: the fixes as a unified diff on stdout, their count on stderr; exit status 1 when
+/// there is something to fix.
+fn show_fixes(report: &ScanReport, settings: &Settings) -> ExitCode {
+    let _ = render::write_skipped(report, &mut io::stderr().lock());
+    let mut out = BufWriter::new(io::stdout().lock());
+    let result = fix::fix_report(
+        report,
+        settings,
+        fix::Mode::Diff,
+        &mut out,
+        &mut io::stderr(),
+    )
+    .and_then(|summary| out.flush().map(|()| summary));
+    match result {
+        Ok(summary) => {
+            report_error(&format!(
+                "retry-audit: {} would be applied to {}",
+                count(summary.fixes, "fix", "fixes"),
+                count(summary.files, "file", "files")
+            ));
+            if summary.fixes > 0 {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            }
+        }
+        Err(e) => exit_after_output(Err(e), ExitCode::SUCCESS),
+    }
+}
+
+/// `--fix`: writes the fixed files, then scans again so that what is reported is what is left.
+fn fix_in_place(report: ScanReport, options: &ScanOptions) -> Result<ScanReport, ExitCode> {
+    let summary = fix::fix_report(
+        &report,
+        &options.settings,
+        fix::Mode::Write,
+        &mut io::sink(),
+        &mut io::stderr(),
+    )
+    .unwrap_or_default();
+    if summary.files == 0 {
+        return Ok(report);
+    }
+    report_error(&format!(
+        "retry-audit: applied {} to {}",
+        count(summary.fixes, "fix", "fixes"),
+        count(summary.files, "file", "files")
+    ));
+    scan::scan(options).map_err(|e| {
+        report_error(&format!("error: {e}"));
+        ExitCode::from(2)
+    })
+}
+
+fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// Rule levels from the flags, applied in command-line order so that the last one wins.
