@@ -551,7 +551,7 @@ fn rules_lists_five_rules_in_aligned_columns() {
     let run = run(dir.path(), &["rules"]);
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     let lines: Vec<&str> = run.stdout.lines().collect();
-    assert_eq!(lines.len(), 5, "{}", run.stdout);
+    assert_eq!(lines.len(), retry_audit::Rule::ALL.len(), "{}", run.stdout);
     let expected = [
         ("RA001", "unbounded-retry", "error"),
         ("RA002", "fixed-delay", "warning"),
