@@ -17,6 +17,8 @@ pub mod diagnostic;
 pub mod engine;
 #[cfg(feature = "analysis")]
 pub mod fix;
+#[cfg(feature = "cli")]
+pub mod lsp;
 #[cfg(feature = "analysis")]
 pub mod model;
 #[cfg(feature = "analysis")]
