@@ -9,9 +9,10 @@ use std::process::ExitCode;
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use codespan_reporting::term::termcolor::{BufferedStandardStream, ColorChoice};
 
-use retry_audit::render::{self, human, json};
+use retry_audit::fix;
+use retry_audit::render::location::Root;
+use retry_audit::render::{self, cargo_json, concise, github, gitlab, human, json, sarif};
 use retry_audit::scan::{self, ScanOptions, ScanReport};
-use retry_audit::{fix, lsp};
 use retry_audit::{Level, Rule, Settings};
 
 const AFTER_HELP: &str = "\
@@ -19,7 +20,7 @@ Rules are named by id or name, e.g. `--allow RA002` or `--allow fixed-delay`. Wh
 is given to several level flags, the last one wins.
 
 A subcommand name given as the first argument is the subcommand: to check a file or directory
-literally named `explain`, `rules` or `lsp`, write `./explain`, or put the paths after `--`.";
+literally named `explain` or `rules`, write `./explain`, or put the paths after `--`.";
 
 /// Finds retry anti-patterns in Rust code: unbounded retries, fixed delays, backoff without
 /// jitter, retried client errors and idempotency keys made per attempt.
@@ -47,8 +48,6 @@ enum Command {
     },
     /// List every rule with its id, name, default level and summary.
     Rules,
-    /// Run the language server (LSP) on standard input and output, for editors.
-    Lsp,
 }
 
 #[derive(Debug, clap::Args)]
@@ -60,7 +59,13 @@ struct CheckArgs {
     paths: Vec<PathBuf>,
 
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Human)]
+    #[arg(
+        long,
+        visible_alias = "message-format",
+        value_enum,
+        value_name = "FORMAT",
+        default_value_t = Format::Human
+    )]
     format: Format,
 
     /// When to colour the output.
@@ -98,8 +103,19 @@ struct CheckArgs {
 enum Format {
     /// Diagnostics in the style of rustc, then a summary line.
     Human,
+    /// One `path:line:col: RA002 message` line per finding, then a summary line.
+    #[value(alias = "short")]
+    Concise,
     /// JSON Lines: one object per finding, nothing else on stdout.
     Json,
+    /// SARIF 2.1.0, for GitHub code scanning.
+    Sarif,
+    /// GitHub Actions workflow commands (annotations).
+    Github,
+    /// GitLab Code Quality JSON.
+    Gitlab,
+    /// Cargo's JSON messages, as `cargo check --message-format=json` prints them.
+    CargoJson,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -143,7 +159,6 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Some(Command::Explain { rule }) => print_to_stdout(|out| render::write_explain(rule, out)),
         Some(Command::Rules) => print_to_stdout(render::write_rule_list),
-        Some(Command::Lsp) => return serve_lsp(),
         None => return check(&cli.check, &matches),
     };
     exit_after_output(result, ExitCode::SUCCESS)
@@ -240,18 +255,6 @@ fn count(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-/// `retry-audit lsp`: exit status 0 after `shutdown` and `exit`, 1 otherwise.
-fn serve_lsp() -> ExitCode {
-    match lsp::run_stdio() {
-        Ok(lsp::Exit::Clean) => ExitCode::SUCCESS,
-        Ok(lsp::Exit::Abrupt) => ExitCode::from(1),
-        Err(e) => {
-            report_error(&format!("error: language server: {e}"));
-            ExitCode::from(1)
-        }
-    }
-}
-
 /// Rule levels from the flags, applied in command-line order so that the last one wins.
 fn settings(args: &CheckArgs, matches: &ArgMatches) -> Settings {
     let mut flags: Vec<(usize, Level, Deny)> = Vec::new();
@@ -293,14 +296,38 @@ fn write_report(report: &ScanReport, args: &CheckArgs) -> io::Result<()> {
             writeln!(out, "{}", render::summary(report))?;
             out.flush()
         }
-        Format::Json => {
+        Format::Concise => {
             let mut out = BufWriter::new(io::stdout().lock());
-            json::render(report, &mut out)?;
-            out.flush()?;
-            let _ = writeln!(io::stderr(), "{}", render::summary(report));
-            Ok(())
+            concise::render(report, &mut out)?;
+            writeln!(out, "{}", render::summary(report))?;
+            out.flush()
         }
+        Format::Json => write_machine(report, |out| json::render(report, out)),
+        Format::Sarif => {
+            write_machine(report, |out| sarif::render(report, &Root::discover()?, out))
+        }
+        Format::Github => write_machine(report, |out| {
+            github::render(report, &Root::discover()?, out)
+        }),
+        Format::Gitlab => write_machine(report, |out| {
+            gitlab::render(report, &Root::discover()?, out)
+        }),
+        Format::CargoJson => write_machine(report, |out| {
+            cargo_json::render(report, &std::env::current_dir()?, out)
+        }),
     }
+}
+
+/// The formats read by programs: only what `write` produces on stdout, the summary on stderr.
+fn write_machine(
+    report: &ScanReport,
+    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
+    let mut out = BufWriter::new(io::stdout().lock());
+    write(&mut out)?;
+    out.flush()?;
+    let _ = writeln!(io::stderr(), "{}", render::summary(report));
+    Ok(())
 }
 
 fn color_choice(color: Color) -> ColorChoice {

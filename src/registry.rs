@@ -97,6 +97,12 @@ rules! {
     MissingJitter => "RA003", "missing-jitter";
     RetriesClientError => "RA004", "retries-client-error";
     KeyInLoop => "RA005", "key-in-loop";
+    IgnoresRetryAfter => "RA006", "ignores-retry-after";
+    UncappedBackoff => "RA007", "uncapped-backoff";
+    BlockingSleepInAsync => "RA008", "blocking-sleep-in-async";
+    UnsafeWriteRetry => "RA009", "unsafe-write-retry";
+    NestedRetry => "RA010", "nested-retry";
+    NoDelay => "RA011", "no-delay";
     UnusedSuppression => "RA100", "unused-suppression";
 }
 

@@ -1,11 +1,17 @@
 //! The rules: each one a small pure check over a [`RetrySite`], in its own file. Detection only:
 //! the message and help come from `rules/*.toml`, printing from the front ends.
 
+mod blocking_sleep_in_async;
 mod fixed_delay;
+mod ignores_retry_after;
 mod key_in_loop;
 mod missing_jitter;
+pub(crate) mod nested_retry;
+mod no_delay;
 mod retries_client_error;
 mod unbounded_retry;
+mod uncapped_backoff;
+mod unsafe_write_retry;
 
 use crate::diagnostic::{Diagnostic, Fix, Label, Span};
 use crate::engine::Settings;
@@ -16,6 +22,8 @@ use crate::registry::{Level, Rule};
 pub(crate) struct Context<'s> {
     settings: &'s Settings,
     out: Vec<Diagnostic>,
+    /// The file's functions that retry by themselves, and where (for nested retries).
+    retrying: Vec<(String, Option<Span>, Option<String>)>,
 }
 
 impl Context<'_> {
@@ -88,6 +96,12 @@ const CHECKS: &[(Rule, Check)] = &[
     (Rule::MissingJitter, missing_jitter::check),
     (Rule::RetriesClientError, retries_client_error::check),
     (Rule::KeyInLoop, key_in_loop::check),
+    (Rule::IgnoresRetryAfter, ignores_retry_after::check),
+    (Rule::UncappedBackoff, uncapped_backoff::check),
+    (Rule::BlockingSleepInAsync, blocking_sleep_in_async::check),
+    (Rule::UnsafeWriteRetry, unsafe_write_retry::check),
+    (Rule::NestedRetry, nested_retry::check),
+    (Rule::NoDelay, no_delay::check),
 ];
 
 /// Runs every enabled rule over the model of one file.
@@ -96,6 +110,11 @@ pub fn run(model: &FileModel, settings: &Settings) -> Vec<Diagnostic> {
     let mut cx = Context {
         settings,
         out: Vec::new(),
+        retrying: model
+            .retrying_fns
+            .iter()
+            .map(|(name, at)| (name.clone(), Some(*at), None))
+            .collect(),
     };
     for site in &model.sites {
         for (rule, check) in CHECKS {

@@ -40,6 +40,8 @@ impl Estimator<'_, '_> {
             },
             Expr::Paren(p) => self.eval_in(&p.expr, d),
             Expr::Group(g) => self.eval_in(&g.expr, d),
+            // A random pick from `0..=ceiling` is at most the ceiling.
+            Expr::Range(r) => self.eval_in(r.end.as_deref()?, d),
             Expr::Cast(c) => self.eval_in(&c.expr, d),
             Expr::Reference(r) => self.eval_in(&r.expr, d),
             Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => self.eval_in(&u.expr, d),
@@ -75,6 +77,12 @@ impl Estimator<'_, '_> {
                     _ => return None,
                 })
             }
+            Expr::MethodCall(m) if self.file.is_random(&m.method.to_string()) => {
+                // `rng.gen_range(0..=x)` is at most x; `rng.gen::<f64>()` at most 1.
+                m.args
+                    .first()
+                    .map_or(Some(1.0), |a| self.eval_in(a, d))
+            }
             Expr::MethodCall(m) => {
                 let name = m.method.to_string();
                 let recv = || self.eval_in(&m.receiver, d);
@@ -96,6 +104,18 @@ impl Estimator<'_, '_> {
                     _ => None,
                 }
             }
+            Expr::Call(call)
+                if names::callee_path(&call.func).is_some_and(|p| {
+                    let full = self.file.resolve(p);
+                    self.file.is_random_path(&full)
+                        || full.last().is_some_and(|l| self.file.is_random(l))
+                }) =>
+            {
+                // `fastrand::u64(0..=x)`, `rand::random::<f64>()`: at most x, at most 1.
+                call.args
+                    .first()
+                    .map_or(Some(1.0), |a| self.eval_in(a, d))
+            }
             Expr::Call(call) => {
                 let last = names::callee_path(&call.func).and_then(names::last)?;
                 let arg = || call.args.first().and_then(|a| self.eval_in(a, d));
@@ -107,11 +127,16 @@ impl Estimator<'_, '_> {
                     "from_micros" | "microseconds" => Some(arg()? / 1000.0),
                     "from_nanos" => Some(arg()? / 1_000_000.0),
                     "from_mins" | "minutes" => Some(arg()? * 60_000.0),
+                    // `sleep_until(Instant::now() + d)`: what matters is `d`.
+                    "now" if call.args.is_empty() => Some(0.0),
                     "min" => {
                         let first = self.eval_in(call.args.first()?, d)?;
                         let second = self.eval_in(call.args.iter().nth(1)?, d)?;
                         Some(first.min(second))
                     }
+                    // An unknown one-argument helper (`jitter(d)`, `with_jitter(d)`): taken to
+                    // return about what it is given, for an estimate of the longest wait.
+                    _ if call.args.len() == 1 => arg(),
                     _ => None,
                 }
             }
@@ -154,6 +179,11 @@ impl Estimator<'_, '_> {
                 == Some(key))
             .then(|| self.eval(&b.right).map(|r| 2f64.powf(r)))
             .flatten(),
+            // Decorrelated jitter: `delay = rng.gen_range(base..=delay * 3)` grows up to the end.
+            Expr::MethodCall(m) if self.file.is_random(&m.method.to_string()) => {
+                m.args.first().and_then(|a| self.factor_of(a, key))
+            }
+            Expr::Range(r) => r.end.as_deref().and_then(|e| self.factor_of(e, key)),
             Expr::MethodCall(m) => {
                 let n = m.method.to_string();
                 if matches!(

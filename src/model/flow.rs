@@ -110,6 +110,57 @@ struct PathState {
     /// The path found the attempts used up (`else` of `if attempt < max`): going round from here
     /// ends the loop rather than retrying.
     exhausted: bool,
+    /// What picking out the error on this path said of it.
+    kinds: ErrorKinds,
+}
+
+/// What a test that picks out an error says of it, read from its words.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ErrorKinds {
+    /// A transient failure: a timeout, a refused or reset connection, an unavailable service.
+    pub transient: bool,
+    /// A failure known to have happened before the request was processed: the connection was
+    /// refused, the transaction was rolled back (serialization failure, deadlock).
+    pub not_processed: bool,
+}
+
+impl ErrorKinds {
+    fn of(text: &str) -> Self {
+        let t = text.to_ascii_lowercase().replace([' ', '_'], "");
+        // A timeout or a reset alongside makes it ambiguous: the request may have been processed.
+        let ambiguous = [
+            "timeout", "timedout", "reset", "aborted", "brokenpipe", "unexpectedeof",
+            "servererror", "unavailable", "isrequest", "isbody",
+        ]
+        .iter()
+        .any(|w| t.contains(w));
+        let not_processed = !ambiguous
+            && [
+                "isconnect", "connectionrefused", "notconnected", "40001", "40p01", "serializ",
+                "deadlock",
+            ]
+            .iter()
+            .any(|w| t.contains(w));
+        let transient = not_processed
+            || [
+                "timeout", "timedout", "unavailable", "transient", "retryable", "retriable",
+                "servererror", "connectionreset", "connectionaborted", "brokenpipe", "toomany",
+                "throttl", "temporar", "isrequest", "unexpectedeof",
+            ]
+            .iter()
+            .any(|w| t.contains(w));
+        ErrorKinds {
+            transient,
+            not_processed,
+        }
+    }
+
+    fn or(self, o: ErrorKinds) -> ErrorKinds {
+        ErrorKinds {
+            transient: self.transient || o.transient,
+            not_processed: self.not_processed || o.not_processed,
+        }
+    }
 }
 
 impl PathState {
@@ -124,6 +175,7 @@ impl PathState {
             op: None,
             stepped: false,
             exhausted: false,
+            kinds: ErrorKinds::default(),
         }
     }
 }
@@ -144,6 +196,8 @@ pub struct Continue {
     pub stepped: bool,
     /// The path found the attempts used up before going round.
     pub exhausted: bool,
+    /// What picking out the error said of it.
+    pub kinds: ErrorKinds,
     /// The `continue`, the recursive call, or the end of the body.
     pub span: Span,
 }
@@ -336,6 +390,7 @@ impl<'a, 'c> Flow<'a, 'c> {
                 bound: s.bound,
                 stepped: s.stepped,
                 exhausted: s.exhausted,
+                kinds: s.kinds,
                 op: s.op,
                 span,
             });
@@ -726,9 +781,15 @@ impl<'a, 'c> Flow<'a, 'c> {
         let op = cond_op(&i.cond);
         let mut then_states = Self::refined(&states, info.then_o, then_set.as_ref(), op.as_deref());
         let mut else_states = Self::refined(&states, info.else_o, else_set.as_ref(), op.as_deref());
+        let kinds = if classified {
+            ErrorKinds::of(&cond_text)
+        } else {
+            ErrorKinds::default()
+        };
         for s in &mut then_states {
             s.readiness |= info.readiness;
             s.classified |= classified;
+            s.kinds = s.kinds.or(kinds);
         }
         for s in &mut else_states {
             s.classified |= classified;
@@ -793,8 +854,19 @@ impl<'a, 'c> Flow<'a, 'c> {
         let mut remaining_ok = StatusSet::all();
         let mut ok_guard: Option<String> = None;
         let mut out = Vec::new();
+        // `match failed { None => .., Some(err) => .. }`: an optional error.
+        let optional_error = place_key(&m.expr).is_some_and(|k| {
+            let k = k.to_ascii_lowercase();
+            k.contains("err") || k.contains("fail")
+        });
         for arm in &m.arms {
-            let pat_o = pat_outcome(&arm.pat);
+            let pat_o = pat_outcome(&arm.pat).or_else(|| {
+                if optional_error {
+                    option_outcome(&arm.pat)
+                } else {
+                    None
+                }
+            });
             let catch_all = is_catch_all(&arm.pat);
             let mut o = match pat_o {
                 Some(o) => o,
@@ -827,6 +899,13 @@ impl<'a, 'c> Flow<'a, 'c> {
                 };
                 set = Some((s, pat_span, reason));
             }
+            if set.is_none() && pat_o == Some(Outcome::Failure) {
+                // `Err(ureq::Error::Status(429, _))`: the error carries a status.
+                if let Some(s) = err_status_pattern(&arm.pat).and_then(|p| self.status.pattern(p)) {
+                    let reason = format!("`{}`", short(self.index.text(pat_span)));
+                    set = Some((s, pat_span, reason));
+                }
+            }
             let mut binding = Vec::new();
             super::values::pat_bindings(&arm.pat, &mut binding);
             // A guard inspects the error when it reads the binding (`Err(e) if e.is_timeout()`),
@@ -841,6 +920,11 @@ impl<'a, 'c> Flow<'a, 'c> {
             let mut arm_classified = classified
                 || specific_err
                 || (earlier_err_guard && pat_o == Some(Outcome::Failure));
+            let mut arm_kinds = if specific_err {
+                ErrorKinds::of(self.index.text(pat_span))
+            } else {
+                ErrorKinds::default()
+            };
             let mut arm_bound = scrutinee_bound.or(earlier_bound);
             if let Some((_, g)) = &arm.guard {
                 if let Some(k) = self.bound_kind_of(g) {
@@ -851,6 +935,7 @@ impl<'a, 'c> Flow<'a, 'c> {
                 if pat_o == Some(Outcome::Failure) && (inspects_error(g) || gi.then_set.is_some()) {
                     earlier_err_guard = true;
                     arm_classified = true;
+                    arm_kinds = arm_kinds.or(ErrorKinds::of(self.index.text(self.index.of(&**g))));
                 }
                 o = o.refine(gi.then_o);
                 readiness |= gi.readiness;
@@ -898,6 +983,7 @@ impl<'a, 'c> Flow<'a, 'c> {
             for s in &mut arm_states {
                 s.readiness |= readiness;
                 s.classified |= arm_classified;
+                s.kinds = s.kinds.or(arm_kinds);
                 if err_arm.is_some() {
                     s.err_arm.clone_from(&err_arm);
                 }
@@ -1093,6 +1179,35 @@ fn mentions_readiness(e: &Expr) -> bool {
     let t = quote::ToTokens::to_token_stream(e).to_string();
     t.split(|c: char| !c.is_alphanumeric() && c != '_')
         .any(names::is_readiness_error)
+}
+
+/// The `Status(..)` sub-pattern of an `Err(..)` pattern, if any.
+fn err_status_pattern(pat: &Pat) -> Option<&Pat> {
+    match pat {
+        Pat::TupleStruct(t) => {
+            let last = names::last(&t.path)?;
+            if last.contains("Status") {
+                Some(pat)
+            } else {
+                t.elems.iter().find_map(err_status_pattern)
+            }
+        }
+        Pat::Reference(r) => err_status_pattern(&r.pat),
+        Pat::Paren(p) => err_status_pattern(&p.pat),
+        _ => None,
+    }
+}
+
+/// `Some(err)` → Failure, `None` → Success, for a match on an optional error.
+fn option_outcome(pat: &Pat) -> Option<Outcome> {
+    match pat {
+        Pat::TupleStruct(t) if names::last(&t.path).as_deref() == Some("Some") => {
+            Some(Outcome::Failure)
+        }
+        Pat::Ident(i) if i.ident == "None" => Some(Outcome::Success),
+        Pat::Path(p) if p.path.is_ident("None") => Some(Outcome::Success),
+        _ => None,
+    }
 }
 
 /// `Err(e)`, `Err(_)`, `Err(ref e)`: any error.

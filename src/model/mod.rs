@@ -102,6 +102,9 @@ pub struct RetrySite {
     /// or a status): a blind resend, not a deliberate re-run of one condition (a name collision,
     /// a stale pooled connection).
     pub blind: bool,
+    /// Every resend follows a failure the server did not process (a 429, a refused
+    /// connection, a rolled-back transaction): resending a write cannot apply it twice.
+    pub resend_safe: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -175,6 +178,9 @@ pub struct StatusRetry {
     pub statuses: StatusSet,
     /// How the condition reads, for the message (e.g. "`!status.is_success()`").
     pub reason: String,
+    /// The condition names 429 or 503 itself (`StatusCode::TOO_MANY_REQUESTS`, `429 | 503`):
+    /// the code means to handle throttling.
+    pub names_throttling: bool,
 }
 
 /// A bit set over the statuses 100..=599.

@@ -520,5 +520,6 @@ fn site_of(span: Span, f: &Facts) -> RetrySite {
         function: String::new(),
         policy: Some(f.advice),
         blind: true,
+        resend_safe: true,
     }
 }

@@ -182,24 +182,35 @@ impl<'a> Builder<'a, '_> {
         for (call, closure) in finder.helper_closures {
             retries_at.get_or_insert(self.index.of(call));
             let keys = per_attempt_keys(closure, self.scope, self.index, &name);
-            if !keys.is_empty() {
-                self.sites.push(helper_site(self.index.of(call), keys));
-            }
+            let facts = AttemptFacts::of_expr(closure, self.scope, self.index);
+            self.sites
+                .push(helper_site(self.index.of(call), keys, facts));
         }
-        if is_retryable(f.attrs) {
-            retries_at.get_or_insert(self.index.of(&f.sig.ident));
-            let keys = per_attempt_keys(f.block, self.scope, self.index, &name);
-            if !keys.is_empty() {
+        match retry_attribute(f.attrs) {
+            Some(RetryAttr::Retryable) => {
+                // `#[retryable]` resends a write only with a key or when declared idempotent.
+                retries_at.get_or_insert(self.index.of(&f.sig.ident));
+                let keys = per_attempt_keys(f.block, self.scope, self.index, &name);
+                let mut facts = AttemptFacts::of_block(f.block, self.scope, self.index);
+                facts.writes.clear();
                 self.sites
-                    .push(helper_site(self.index.of(&f.sig.ident), keys));
+                    .push(helper_site(self.index.of(&f.sig.ident), keys, facts));
             }
+            Some(RetryAttr::Other) => {
+                retries_at.get_or_insert(self.index.of(&f.sig.ident));
+                let keys = per_attempt_keys(f.block, self.scope, self.index, &name);
+                let facts = AttemptFacts::of_block(f.block, self.scope, self.index);
+                self.sites
+                    .push(helper_site(self.index.of(&f.sig.ident), keys, facts));
+            }
+            None => {}
         }
         for site in super::policies::policy_sites(f.block, self.scope, &locals, self.index) {
             retries_at.get_or_insert(site.head);
             self.sites.push(site);
         }
         if let Some(mut site) = self.recursion_site(f, &locals, deadline) {
-            site.in_async = is_async;
+            site.in_async = is_async || returns_async_block(f.block);
             retries_at.get_or_insert(site.head);
             self.sites.push(site);
         }
@@ -210,10 +221,10 @@ impl<'a> Builder<'a, '_> {
             if matches!(site.kind, SiteKind::Helper | SiteKind::Policy) {
                 continue;
             }
-            site.reads_retry_after |= mentions_retry_after(&fn_text)
+            site.reads_retry_after |= reads_retry_after(&fn_text)
                 || site.calls.iter().any(|(callee, _)| {
                     self.scope.function(callee).is_some_and(|g| {
-                        mentions_retry_after(&quote::ToTokens::to_token_stream(g.block).to_string())
+                        reads_retry_after(&quote::ToTokens::to_token_stream(g.block).to_string())
                     })
                 });
             site.sends_key |= mentions_key(&fn_text);
@@ -313,12 +324,20 @@ impl<'a> Builder<'a, '_> {
             current_fn: fn_name,
         };
         let bound = Self::loop_bound(l, &result, &facts, locals, in_timeout);
-        let limit = attempt_limit(l, body, &facts, self.scope, locals);
+        let limit = attempt_limit(Some(l), body, &facts, self.scope, locals);
         let longest =
             |arg: Option<&'a Expr>| longest_wait(&bound, limit, arg, &facts, self.scope, locals);
         let delays = self.delays(body, &values, false, &longest);
         // A `for` over a list of alternatives (addresses, mirrors) tries each once: not a retry.
         if let Expr::ForLoop(f) = l {
+            // `for i in 0..resolvers.len() { resolvers[i].lookup(..) }` tries each one too.
+            let indexes_alternatives = !extra_counters.is_empty()
+                && loop_vars.iter().any(|v| {
+                    !names::is_retry_word(v) && tested_ops_mention(&result, self.index, v)
+                });
+            if indexes_alternatives {
+                return None;
+            }
             if extra_counters.is_empty() && !loop_vars.is_empty() && !is_schedule_iter(&f.expr) {
                 let vars = derived_names(body, &loop_vars);
                 let uses_var = vars.iter().any(|v| {
@@ -365,10 +384,12 @@ impl<'a> Builder<'a, '_> {
             .iter()
             .find(|c| c.outcome.may_fail() && !c.readiness)
             .map(|c| c.err_arm.unwrap_or(c.span));
-        let per_attempt = AttemptFacts::of(body, self.scope);
-        let blind = is_blind(&result);
+        let per_attempt = AttemptFacts::of_expr(l, self.scope, self.index);
+        let blind = is_blind(&result, body);
+        let has_keys = !keys.is_empty();
         Some(RetrySite {
             blind,
+            resend_safe: resends_only_unprocessed(&result),
             kind: SiteKind::Loop,
             head,
             bound,
@@ -380,17 +401,9 @@ impl<'a> Builder<'a, '_> {
             function: String::new(),
             policy: None,
             reads_retry_after: per_attempt.reads_retry_after,
-            writes: per_attempt
-                .writes
-                .iter()
-                .map(|e| self.index.of(*e))
-                .collect(),
-            sends_key: per_attempt.sends_key,
-            calls: per_attempt
-                .calls
-                .iter()
-                .map(|(n, e)| (n.clone(), self.index.of(*e)))
-                .collect(),
+            writes: per_attempt.writes,
+            sends_key: per_attempt.sends_key || has_keys,
+            calls: per_attempt.calls,
         })
     }
 
@@ -532,6 +545,16 @@ impl<'a> Builder<'a, '_> {
                 }
             }
             if !out.iter().any(|o| o.span == r.span) {
+                let text = self.index.text(r.span);
+                // Named in the condition, or picked out by a classification that is not "any
+                // failure" (`is_retryable(status)` listing 408, 429 and 5xx).
+                let picked = (r.statuses.contains(429) && !r.statuses.contains(400))
+                    || (r.statuses.contains(503)
+                        && !(r.statuses.contains(500) && r.statuses.contains(501)));
+                r.names_throttling = picked
+                    || ["429", "503", "TOO_MANY_REQUESTS", "SERVICE_UNAVAILABLE"]
+                        .iter()
+                        .any(|n| text.contains(n));
                 out.push(r);
             }
         };
@@ -546,6 +569,7 @@ impl<'a> Builder<'a, '_> {
                         span: st.span,
                         statuses: st.set,
                         reason: st.reason.clone(),
+                        names_throttling: false,
                     },
                 );
             }
@@ -573,6 +597,7 @@ impl<'a> Builder<'a, '_> {
                         span: arm,
                         statuses,
                         reason: format!("{how}, and this arm retries every `Err`"),
+                        names_throttling: false,
                     },
                 );
             }
@@ -670,8 +695,9 @@ impl<'a> Builder<'a, '_> {
         } else {
             Bound::Unbounded
         };
+        let limit = attempt_limit(None, f.block, &facts, self.scope, locals);
         let longest =
-            |arg: Option<&'a Expr>| longest_wait(&bound, None, arg, &facts, self.scope, locals);
+            |arg: Option<&'a Expr>| longest_wait(&bound, limit, arg, &facts, self.scope, locals);
         let delays = self.delays(f.block, &values, true, &longest);
         let retry_named = names::is_retry_word(&name)
             || f.sig
@@ -684,10 +710,12 @@ impl<'a> Builder<'a, '_> {
         let head = retry_calls[0].span;
         let statuses = self.statuses(&result, f.block);
         let keys = per_attempt_keys(f.block, self.scope, self.index, &name);
-        let per_attempt = AttemptFacts::of(f.block, self.scope);
-        let blind = is_blind(&result);
+        let per_attempt = AttemptFacts::of_block(f.block, self.scope, self.index);
+        let blind = is_blind(&result, f.block);
+        let has_keys = !keys.is_empty();
         Some(RetrySite {
             blind,
+            resend_safe: resends_only_unprocessed(&result),
             kind: SiteKind::Recursion,
             head,
             bound,
@@ -699,17 +727,12 @@ impl<'a> Builder<'a, '_> {
             function: String::new(),
             policy: None,
             reads_retry_after: per_attempt.reads_retry_after,
-            writes: per_attempt
-                .writes
-                .iter()
-                .map(|e| self.index.of(*e))
-                .collect(),
-            sends_key: per_attempt.sends_key,
+            writes: per_attempt.writes,
+            sends_key: per_attempt.sends_key || has_keys,
             calls: per_attempt
                 .calls
-                .iter()
+                .into_iter()
                 .filter(|(n, _)| *n != name)
-                .map(|(n, e)| (n.clone(), self.index.of(*e)))
                 .collect(),
         })
     }
@@ -746,45 +769,65 @@ impl<'a> Visit<'a> for Builder<'a, '_> {
     }
 }
 
-fn helper_site(head: Span, keys: Vec<super::PerAttemptKey>) -> RetrySite {
+fn helper_site(head: Span, keys: Vec<super::PerAttemptKey>, facts: AttemptFacts) -> RetrySite {
     RetrySite {
         kind: SiteKind::Helper,
         head,
         bound: Bound::Bounded(BoundKind::Schedule),
         delays: Vec::new(),
         statuses: Vec::new(),
-        keys,
         retry_path: None,
         in_async: false,
-        reads_retry_after: false,
-        writes: Vec::new(),
-        sends_key: false,
-        calls: Vec::new(),
+        reads_retry_after: facts.reads_retry_after,
+        writes: facts.writes,
+        sends_key: facts.sends_key || !keys.is_empty(),
+        keys,
+        calls: facts.calls,
         function: String::new(),
         policy: None,
         blind: false,
+        resend_safe: false,
     }
 }
 
 /// Whether some failing path goes round again on any error or on a status, rather than on one
 /// picked-out kind of error.
-fn is_blind(result: &FlowResult) -> bool {
+///
+/// A 401/403 re-sent after logging in again is a new request, not a blind resend.
+fn is_blind(result: &FlowResult, body: &Block) -> bool {
+    let reauth = calls_reauth(body);
+    let auth = StatusSet::single(401)
+        .union(StatusSet::single(403))
+        .union(StatusSet::single(407));
     result
         .continues
         .iter()
         .filter(|c| c.outcome.may_fail() && !c.readiness && !c.exhausted)
-        .any(|c| !c.classified || c.status.is_some())
+        .any(|c| match &c.status {
+            Some(st) if reauth => !st.set.intersect(auth.complement()).is_empty(),
+            Some(_) => true,
+            None => !c.classified || c.kinds.transient,
+        })
 }
 
-/// Whether code reads the server's wait hint.
-fn mentions_retry_after(text: &str) -> bool {
-    let t = text.to_ascii_lowercase().replace(['-', ' '], "_");
-    t.contains("retry_after")
-        || t.contains("retryafter")
-        || t.contains("ratelimit_reset")
-        || t.contains("rate_limit_reset")
-        || t.contains("x_ratelimit")
+/// Whether every resend happens after a failure that the server did not process: a 429, a
+/// refused connection, a rolled-back transaction. Resending a write then cannot apply it twice.
+fn resends_only_unprocessed(result: &FlowResult) -> bool {
+    let mut failing = result
+        .continues
+        .iter()
+        .filter(|c| c.outcome.may_fail() && !c.readiness && !c.exhausted)
+        .peekable();
+    failing.peek().is_some()
+        && failing.all(|c| match &c.status {
+            Some(st) => st
+                .set
+                .intersect(StatusSet::single(429).complement())
+                .is_empty(),
+            None => c.kinds.not_processed,
+        })
 }
+
 
 /// Whether code sends an idempotency key (a header, field or variable named like one).
 fn mentions_key(text: &str) -> bool {
@@ -793,35 +836,85 @@ fn mentions_key(text: &str) -> bool {
 }
 
 /// What one attempt does, read from the code that runs per attempt.
-struct AttemptFacts<'a> {
+struct AttemptFacts {
     reads_retry_after: bool,
     sends_key: bool,
-    writes: Vec<&'a Expr>,
-    calls: Vec<(String, &'a Expr)>,
+    /// Non-idempotent writes, at the line of the call that makes them (`.post(`, `.execute(`).
+    writes: Vec<Span>,
+    calls: Vec<(String, Span)>,
 }
 
-impl<'a> AttemptFacts<'a> {
-    fn of(body: &'a Block, scope: &FileScope<'a>) -> Self {
-        let text = quote::ToTokens::to_token_stream(body).to_string();
-        let mut v = AttemptVisitor {
-            scope,
-            writes: Vec::new(),
-            calls: Vec::new(),
-        };
+impl AttemptFacts {
+    fn of_block<'a>(body: &'a Block, scope: &FileScope<'a>, index: &LineIndex<'a>) -> Self {
+        let mut v = AttemptVisitor::new(scope, index, true);
         v.visit_block(body);
-        AttemptFacts {
-            reads_retry_after: mentions_retry_after(&text),
-            sends_key: mentions_key(&text),
-            writes: v.writes,
-            calls: v.calls,
-        }
+        v.finish(&quote::ToTokens::to_token_stream(body).to_string())
+    }
+
+    fn of_expr<'a>(body: &'a Expr, scope: &FileScope<'a>, index: &LineIndex<'a>) -> Self {
+        let mut v = AttemptVisitor::new(scope, index, true);
+        v.visit_expr(body);
+        v.finish(&quote::ToTokens::to_token_stream(body).to_string())
     }
 }
 
 struct AttemptVisitor<'a, 'c> {
     scope: &'c FileScope<'a>,
-    writes: Vec<&'a Expr>,
-    calls: Vec<(String, &'a Expr)>,
+    index: &'c LineIndex<'a>,
+    writes: Vec<Span>,
+    calls: Vec<(String, Span)>,
+    /// Follow calls into functions of this file that build a write (one level).
+    follow: bool,
+}
+
+impl<'a, 'c> AttemptVisitor<'a, 'c> {
+    fn new(scope: &'c FileScope<'a>, index: &'c LineIndex<'a>, follow: bool) -> Self {
+        AttemptVisitor {
+            scope,
+            index,
+            writes: Vec::new(),
+            calls: Vec::new(),
+            follow,
+        }
+    }
+
+    fn finish(self, text: &str) -> AttemptFacts {
+        AttemptFacts {
+            reads_retry_after: reads_retry_after(text),
+            sends_key: mentions_key(text),
+            writes: self.writes,
+            calls: self.calls,
+        }
+    }
+
+    /// A call to a function of this file that builds a write (`order_request(..)` returning a
+    /// `client.post(..)`): the write is made here.
+    fn local_write(&self, name: &str) -> bool {
+        if !self.follow {
+            return false;
+        }
+        self.scope.function(name).is_some_and(|f| {
+            let mut inner = AttemptVisitor::new(self.scope, self.index, false);
+            inner.visit_block(f.block);
+            !inner.writes.is_empty()
+        })
+    }
+}
+
+/// Whether code reads the server's wait hint: the header's name (`Retry-After`, `RETRY_AFTER`,
+/// `retry-after-ms`, `x-ratelimit-reset`), or a call of something named for it
+/// (`retry_after(resp.headers())`, `err.retry_after()`). A variable merely named `retry_after`
+/// is not a read.
+fn reads_retry_after(text: &str) -> bool {
+    let t = text.to_ascii_lowercase();
+    t.contains("retry-after")
+        || t.contains("ratelimit-reset")
+        || t.contains("ratelimit_reset")
+        || text.contains("RETRY_AFTER")
+        || t.contains("retry_after (")
+        || t.contains("retry_after_ms (")
+        || t.contains("retry_after_from")
+        || t.contains("parse_retry_after")
 }
 
 /// Receivers that publish to a queue or a log (`producer.send(record)`).
@@ -842,18 +935,56 @@ fn is_queue_receiver(e: &Expr) -> bool {
         "pubsub",
         "rabbit",
         "kinesis",
+        "jetstream",
+        "broker",
     ]
     .iter()
     .any(|w| t.contains(w))
 }
 
-/// A SQL statement that inserts (not idempotent when resent).
+/// A SQL statement that inserts and is not idempotent when resent (not `ON CONFLICT DO
+/// NOTHING`, `INSERT IGNORE`, `ON DUPLICATE KEY`, `INSERT OR IGNORE/REPLACE`).
 fn is_insert_sql(e: &Expr) -> bool {
     let t = quote::ToTokens::to_token_stream(e)
         .to_string()
         .to_ascii_lowercase();
-    let t = t.trim_start_matches(['"', 'r', '#', ' ']);
-    t.starts_with("insert")
+    let s = t.trim_start_matches(['"', 'r', '#', ' ']);
+    s.starts_with("insert")
+        && !["on conflict", "on duplicate key", "insert ignore", "insert or ignore", "insert or replace"]
+            .iter()
+            .any(|w| t.contains(w))
+}
+
+/// Whether a method chain starts from `query("INSERT ..")` (sqlx, diesel's `sql_query`).
+fn chain_inserts(e: &Expr) -> bool {
+    match e {
+        Expr::MethodCall(m) => chain_inserts(&m.receiver),
+        Expr::Call(c) => {
+            names::callee_path(&c.func)
+                .and_then(names::last)
+                .is_some_and(|n| matches!(n.as_str(), "query" | "query_as" | "sql_query"))
+                && c.args.first().is_some_and(is_insert_sql)
+        }
+        Expr::Paren(p) => chain_inserts(&p.expr),
+        _ => false,
+    }
+}
+
+/// A `POST` that reads rather than writes, by where it goes: a token or login endpoint, a search,
+/// a GraphQL or JSON-RPC query.
+fn is_read_like_post(m: &syn::ExprMethodCall) -> bool {
+    let target = m
+        .args
+        .first()
+        .map(|a| quote::ToTokens::to_token_stream(a).to_string())
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    [
+        "token", "oauth", "auth", "login", "graphql", "search", "query", "rpc", "lookup",
+        "validate", "verify", "health",
+    ]
+    .iter()
+    .any(|w| target.contains(w))
 }
 
 impl<'a> Visit<'a> for AttemptVisitor<'a, '_> {
@@ -862,20 +993,27 @@ impl<'a> Visit<'a> for AttemptVisitor<'a, '_> {
             Expr::MethodCall(m) => {
                 let name = m.method.to_string();
                 let write = match name.as_str() {
-                    "post" | "patch" | "publish" | "basic_publish" | "send_message"
-                    | "send_message_batch" | "produce" | "put_record" | "put_records"
-                    | "enqueue" | "send_batch" => true,
-                    "execute" | "query" | "execute_many" | "query_one" | "query_opt" => {
-                        m.args.first().is_some_and(is_insert_sql)
+                    "post" | "patch" => !is_read_like_post(m),
+                    "basic_publish" | "send_message" | "send_message_batch" | "put_record"
+                    | "put_records" | "send_batch" => true,
+                    // `bus.publish(event)` on a type this file does not show to be a queue
+                    // client is left alone.
+                    "publish" | "produce" | "enqueue" => is_queue_receiver(&m.receiver),
+                    "execute" | "query" | "execute_many" | "query_one" | "query_opt"
+                    | "fetch_one" | "fetch_all" | "fetch_optional" => {
+                        m.args.first().is_some_and(is_insert_sql) || chain_inserts(&m.receiver)
                     }
                     "send" | "send_result" => is_queue_receiver(&m.receiver) && !m.args.is_empty(),
                     _ => false,
                 };
                 if write {
-                    self.writes.push(e);
+                    self.writes.push(self.index.of(&m.method));
                 }
                 if matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self")) {
-                    self.calls.push((name, e));
+                    if self.local_write(&name) {
+                        self.writes.push(self.index.of(e));
+                    }
+                    self.calls.push((name, self.index.of(e)));
                 }
             }
             Expr::Call(c) => {
@@ -885,31 +1023,21 @@ impl<'a> Visit<'a> for AttemptVisitor<'a, '_> {
                     if matches!(full.last().map(String::as_str), Some("post" | "patch"))
                         && full.len() >= 2
                     {
-                        self.writes.push(e);
+                        self.writes.push(self.index.of(e));
                     }
-                    let local = segs.len() == 1
-                        || matches!(
-                            segs.first().map(String::as_str),
-                            Some("Self" | "crate" | "self" | "super")
-                        );
                     // Not `Ok(..)`, `Some(..)`, `Error::Timeout(..)`: constructors.
                     let constructor = segs
                         .last()
                         .and_then(|l| l.chars().next())
                         .is_some_and(char::is_uppercase);
-                    if local && !constructor && !self.scope.is_sleep(&full) {
+                    if !constructor && !self.scope.is_sleep(&full) {
                         if let Some(last) = segs.last() {
-                            self.calls.push((last.clone(), e));
+                            if segs.len() == 1 && self.local_write(last) {
+                                self.writes.push(self.index.of(e));
+                            }
+                            self.calls.push((last.clone(), self.index.of(e)));
                         }
                     }
-                }
-                // `sqlx::query("INSERT ..")`
-                if names::callee_path(&c.func)
-                    .and_then(names::last)
-                    .is_some_and(|n| matches!(n.as_str(), "query" | "query_as" | "execute"))
-                    && c.args.first().is_some_and(is_insert_sql)
-                {
-                    self.writes.push(e);
                 }
             }
             Expr::Path(p) => {
@@ -918,10 +1046,9 @@ impl<'a> Visit<'a> for AttemptVisitor<'a, '_> {
                     && segs[segs.len() - 2] == "Method"
                     && matches!(segs[segs.len() - 1].as_str(), "POST" | "PATCH")
                 {
-                    self.writes.push(e);
+                    self.writes.push(self.index.of(e));
                 }
             }
-            Expr::Closure(_) => return,
             _ => {}
         }
         syn::visit::visit_expr(self, e);
@@ -930,10 +1057,40 @@ impl<'a> Visit<'a> for AttemptVisitor<'a, '_> {
     fn visit_item(&mut self, _: &'a syn::Item) {}
 }
 
-fn is_retryable(attrs: &[syn::Attribute]) -> bool {
-    attrs
-        .iter()
-        .any(|a| names::last(a.path()).as_deref() == Some("retryable"))
+/// `Box::pin(async move { .. })` as the body of a function: its code runs on an executor.
+fn returns_async_block(block: &Block) -> bool {
+    match block.stmts.last() {
+        Some(syn::Stmt::Expr(Expr::Call(c), None)) => {
+            c.args.iter().any(|a| matches!(a, Expr::Async(_)))
+        }
+        Some(syn::Stmt::Expr(Expr::Async(_), None)) => true,
+        _ => false,
+    }
+}
+
+/// Attributes that make a function retry its body.
+enum RetryAttr {
+    /// `#[retryable]` of this crate: compliant by construction.
+    Retryable,
+    /// `#[backon]`, `#[retry(..)]`, `#[retrying::retry]`: someone else's.
+    Other,
+}
+
+fn retry_attribute(attrs: &[syn::Attribute]) -> Option<RetryAttr> {
+    attrs.iter().find_map(|a| {
+        // `#[retryable(attempts = 1)]` makes a single attempt.
+        let args = quote::ToTokens::to_token_stream(&a.meta)
+            .to_string()
+            .replace(' ', "");
+        if args.contains("attempts=1,") || args.contains("attempts=1)") {
+            return None;
+        }
+        match names::last(a.path()).as_deref() {
+            Some("retryable") => Some(RetryAttr::Retryable),
+            Some("backon" | "retry" | "retrying") => Some(RetryAttr::Other),
+            _ => None,
+        }
+    })
 }
 
 /// The structural test: success leaves, failure goes round again, success does not go round
@@ -1047,7 +1204,7 @@ fn for_bound(iter: &Expr) -> Option<BoundKind> {
 /// The largest value the attempt counter takes while the loop can still wait: from the `for`
 /// range, or the smallest limit a counter is compared with (`attempt < 5` → 4).
 fn attempt_limit(
-    l: &Expr,
+    l: Option<&Expr>,
     body: &Block,
     facts: &LoopFacts<'_>,
     scope: &FileScope<'_>,
@@ -1060,11 +1217,27 @@ fn attempt_limit(
     }
     impl<'ast> Visit<'ast> for C<'_, '_, '_> {
         fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
-            let counter = |e: &Expr| place_key(e).is_some_and(|k| self.facts.counters.contains(&k));
-            let (n, counter_left) = if counter(&b.left) {
-                (self.est.eval(&b.right), true)
-            } else if counter(&b.right) {
-                (self.est.eval(&b.left), false)
+            // The counter, possibly with an offset: `attempt`, `attempt + 1`, `retries - 1`.
+            let is_counter =
+                |e: &Expr| place_key(e).is_some_and(|k| self.facts.counters.contains(&k));
+            let offset = |e: &Expr| -> Option<f64> {
+                match e {
+                    _ if is_counter(e) => Some(0.0),
+                    Expr::Binary(x) if is_counter(&x.left) => {
+                        let k = self.est.eval(&x.right)?;
+                        match x.op {
+                            syn::BinOp::Add(_) => Some(k),
+                            syn::BinOp::Sub(_) => Some(-k),
+                            _ => None,
+                        }
+                    }
+                    _ => None,
+                }
+            };
+            let (n, counter_left) = if let Some(off) = offset(&b.left) {
+                (self.est.eval(&b.right).map(|v| v - off), true)
+            } else if let Some(off) = offset(&b.right) {
+                (self.est.eval(&b.left).map(|v| v - off), false)
             } else {
                 (None, false)
             };
@@ -1093,7 +1266,7 @@ fn attempt_limit(
         facts,
         env: HashMap::new(),
     };
-    if let Expr::ForLoop(f) = l {
+    if let Some(Expr::ForLoop(f)) = l {
         if let Expr::Range(r) = &*f.expr {
             let end = est.eval(r.end.as_deref()?)?;
             return Some(match r.limits {
@@ -1107,7 +1280,7 @@ fn attempt_limit(
         facts,
         limit: None,
     };
-    if let Expr::While(w) = l {
+    if let Some(Expr::While(w)) = l {
         c.visit_expr(&w.cond);
     }
     c.visit_block(body);
@@ -1125,10 +1298,13 @@ fn longest_wait(
     scope: &FileScope<'_>,
     locals: &Locals<'_>,
 ) -> Option<f64> {
-    if *bound == Bound::Unbounded {
-        return Some(f64::INFINITY);
-    }
-    let (arg, n) = (arg?, limit?);
+    // Without a limit on the counter the wait can grow: without end when nothing bounds the site.
+    let Some(n) = limit else {
+        return (*bound == Bound::Unbounded).then_some(f64::INFINITY);
+    };
+    let Some(arg) = arg else {
+        return (*bound == Bound::Unbounded).then_some(f64::INFINITY);
+    };
     let mut est = super::estimate::Estimator {
         file: scope,
         locals,
@@ -1143,7 +1319,7 @@ fn longest_wait(
     let grown: Vec<(String, f64)> = facts
         .mutations
         .keys()
-        .filter(|k| !facts.counters.contains(*k) && super::values::mentions(arg, k))
+        .filter(|k| !facts.counters.contains(*k))
         .filter_map(|k| {
             let factor = est.growth_factor(k)?;
             let init = locals.lets.get(k).and_then(|v| match v.as_slice() {
@@ -1153,10 +1329,16 @@ fn longest_wait(
             Some((k.clone(), init * factor.powf(n)))
         })
         .collect();
+    let grows_by_mutation = !grown.is_empty();
     for (k, v) in grown {
         est.env.insert(k, v);
     }
-    est.eval(arg).map(|ms| ms / 1000.0)
+    match est.eval(arg) {
+        Some(ms) => Some(ms / 1000.0),
+        // A delay multiplied on each pass of an unbounded site grows without end.
+        None if *bound == Bound::Unbounded && !grows_by_mutation => Some(f64::INFINITY),
+        None => None,
+    }
 }
 
 fn kind_of(growth: bool, counter: bool, opaque: bool) -> DelayKind {

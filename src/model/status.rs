@@ -178,10 +178,10 @@ impl StatusEval<'_, '_> {
                 Some(s)
             }
             Pat::TupleStruct(t) => {
-                // Some(StatusCode::TOO_MANY_REQUESTS)
+                // Some(StatusCode::TOO_MANY_REQUESTS), ureq::Error::Status(429, _)
                 let last = names::last(&t.path)?;
-                if last == "Some" && t.elems.len() == 1 {
-                    self.pattern(&t.elems[0])
+                if (last == "Some" && t.elems.len() == 1) || last.contains("Status") {
+                    self.pattern(t.elems.first()?)
                 } else {
                     None
                 }
@@ -266,6 +266,22 @@ impl StatusEval<'_, '_> {
                 }
             }
             Expr::Call(c) => self.classifier_call(&c.func, c.args.iter()).and_then(atom),
+            // `let throttled = matches!(resp.status(), ..); if throttled { .. }`
+            Expr::Path(p) if p.path.segments.len() == 1 && self.depth == 0 => {
+                let id = p.path.segments[0].ident.to_string();
+                match self.locals.lets.get(&id).map(Vec::as_slice) {
+                    Some([init]) => {
+                        let inner = StatusEval {
+                            file: self.file,
+                            locals: self.locals,
+                            status_idents: self.status_idents.clone(),
+                            depth: 1,
+                        };
+                        inner.cond(init)
+                    }
+                    _ => None,
+                }
+            }
             _ => None,
         }
     }

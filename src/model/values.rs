@@ -558,7 +558,15 @@ impl<'a> ValueCx<'a, '_> {
         }
         let d = depth + 1;
         match expr {
-            Expr::Lit(_) | Expr::Range(_) => Taint::default(),
+            Expr::Lit(_) => Taint::default(),
+            // `0..=ceiling` in `gen_range(0..=ceiling)`: what the bounds carry.
+            Expr::Range(r) => {
+                let mut t = Taint::default();
+                for e in [&r.start, &r.end].into_iter().flatten() {
+                    t = t.union(self.taint_in(e, seen, d));
+                }
+                t
+            }
             Expr::Path(p) => self.taint_place(expr, &p.path, seen, d),
             Expr::Field(_) => match place_key(expr) {
                 Some(k) => self.taint_key(&k, seen, d),

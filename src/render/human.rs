@@ -30,25 +30,32 @@ use crate::scan::ScanReport;
 /// Writes every finding of the report, files in path order, then nothing else (the summary is
 /// written separately by [`super::summary`]).
 pub fn render(report: &ScanReport, out: &mut dyn WriteColor) -> io::Result<()> {
+    for file in &report.files {
+        let name = file.path.display().to_string();
+        for diagnostic in file.diagnostics() {
+            render_one(&name, file.source(), diagnostic, out)?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes one finding of the file `name` whose text is `source`, followed by a blank line.
+/// Without the text (not expected: files with findings keep it), or when the spans do not fit
+/// it, the finding is written without the source excerpt.
+pub fn render_one(
+    name: &str,
+    source: Option<&str>,
+    diagnostic: &Diagnostic,
+    out: &mut dyn WriteColor,
+) -> io::Result<()> {
+    let Some(source) = source else {
+        return emit_plain(out, name, diagnostic);
+    };
     let config = Config {
         chars: Chars::ascii(),
         ..Config::default()
     };
-    for file in &report.files {
-        let name = file.path.display().to_string();
-        let Some(source) = file.source() else {
-            // Not expected (files with findings keep their text), but never drop a finding.
-            for diagnostic in file.diagnostics() {
-                emit_plain(out, &name, diagnostic)?;
-            }
-            continue;
-        };
-        let files = SimpleFile::new(name.as_str(), source);
-        for diagnostic in file.diagnostics() {
-            emit(out, &config, &files, diagnostic)?;
-        }
-    }
-    Ok(())
+    emit(out, &config, &SimpleFile::new(name, source), diagnostic)
 }
 
 /// Emits one diagnostic; falls back to a plain rendering if its spans do not fit the source.

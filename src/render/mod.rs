@@ -1,12 +1,26 @@
 //! Output: turns a [`ScanReport`] or the rule registry into text. Nothing here analyses code.
 //!
 //! - [`human`]: rustc-style diagnostics (codespan-reporting) and a one-line summary.
+//! - [`concise`]: one `path:line:col: RA002 message` line per finding.
 //! - [`json`]: JSON Lines, one object per finding.
+//! - [`sarif`]: SARIF 2.1.0 for GitHub code scanning.
+//! - [`github`]: GitHub Actions workflow commands (annotations).
+//! - [`gitlab`]: GitLab Code Quality JSON.
+//! - [`cargo_json`]: cargo's `compiler-message` JSON lines, for rust-analyzer and friends.
+//! - [`location`] and [`fingerprint`]: repository-relative paths and line-shift-proof
+//!   fingerprints shared by the machine formats.
 //! - [`write_skipped`]: the `warning: skipped ...` lines for files that could not be analysed.
 //! - [`write_explain`] and [`write_rule_list`]: the `explain` and `rules` subcommands.
 
+pub mod cargo_json;
+pub mod concise;
+pub mod fingerprint;
+pub mod github;
+pub mod gitlab;
 pub mod human;
 pub mod json;
+pub mod location;
+pub mod sarif;
 
 use std::io::{self, Write};
 

@@ -1,0 +1,26 @@
+//! RA011 no-delay: the site goes round again with no wait at all.
+
+use super::{label, Context};
+use crate::model::{RetrySite, SiteKind};
+use crate::registry::Rule;
+
+pub(super) fn check(site: &RetrySite, cx: &mut Context<'_>) {
+    // A deliberate immediate re-run of one picked-out condition (a name collision, a stale
+    // pooled connection) is not a storm; a blind resend is.
+    if site.kind == SiteKind::Helper || !site.delays.is_empty() || !site.blind {
+        return;
+    }
+    let mut secondary = Vec::new();
+    if let Some(path) = site.retry_path {
+        secondary.push(label(path, "goes round again at once"));
+    }
+    cx.report(
+        Rule::NoDelay,
+        label(
+            site.head,
+            "retries immediately, with no wait between attempts",
+        ),
+        secondary,
+        Vec::new(),
+    );
+}

@@ -1,0 +1,43 @@
+//! RA007 uncapped-backoff: the wait grows with no maximum, past a minute within the bound.
+
+use super::{label, site_label, Context};
+use crate::model::{Delay, DelayKind, RetrySite};
+use crate::registry::Rule;
+
+/// The longest wait a retry should ever make without a cap, in seconds.
+const LIMIT_SECS: f64 = 60.0;
+
+fn grows_past_limit(delay: &Delay) -> bool {
+    delay.kind == DelayKind::Growing
+        && !delay.capped
+        && delay.longest_secs.is_some_and(|s| s > LIMIT_SECS)
+}
+
+pub(super) fn check(site: &RetrySite, cx: &mut Context<'_>) {
+    for delay in site.delays.iter().filter(|d| grows_past_limit(d)) {
+        let how_long = match delay.longest_secs {
+            Some(s) if s.is_finite() => format!("up to {}", human(s)),
+            _ => "without end".to_owned(),
+        };
+        cx.report(
+            Rule::UncappedBackoff,
+            label(
+                delay.span,
+                format!("the wait grows {how_long}, with no maximum"),
+            ),
+            vec![site_label(site)],
+            Vec::new(),
+        );
+    }
+}
+
+/// `95 s`, `17 min`, `3.2 h`.
+fn human(secs: f64) -> String {
+    if secs < 120.0 {
+        format!("{secs:.0} s")
+    } else if secs < 7200.0 {
+        format!("{:.0} min", secs / 60.0)
+    } else {
+        format!("{:.1} h", secs / 3600.0)
+    }
+}

@@ -1,0 +1,791 @@
+//! The machine output formats end to end: `concise`, `sarif`, `github`, `gitlab` and
+//! `cargo-json`, each run by the binary on the fixture corpus and on small crafted crates, and
+//! checked against the `json` findings of the same run (the reference for rule, level, path
+//! and positions) and against what each consumer expects.
+//!
+//! `cargo-json` is read with `cargo_metadata::Message`, as rust-analyzer reads it, and its
+//! package ids and targets are compared with what `cargo metadata` says of the same crate.
+
+#![cfg(feature = "cli")]
+
+use std::collections::HashSet;
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+use cargo_metadata::diagnostic::{Applicability, DiagnosticLevel};
+use cargo_metadata::{Message, MetadataCommand};
+use retry_audit::{Level, Rule};
+use serde_json::Value;
+use tempfile::TempDir;
+
+struct Run {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+fn run(dir: &Path, args: &[&str]) -> Run {
+    let output = Command::new(env!("CARGO_BIN_EXE_retry-audit"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("the retry-audit binary runs");
+    Run {
+        code: output.status.code(),
+        stdout: String::from_utf8(output.stdout).expect("UTF-8 stdout"),
+        stderr: String::from_utf8(output.stderr).expect("UTF-8 stderr"),
+    }
+}
+
+fn crate_root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The reference findings: `--format json` of the same paths, one object per finding.
+fn json_findings(dir: &Path, paths: &[&str]) -> Vec<Value> {
+    let mut args = vec!["--format", "json"];
+    args.extend_from_slice(paths);
+    let run = run(dir, &args);
+    assert!(matches!(run.code, Some(0 | 1)), "{}", run.stderr);
+    run.stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("a JSON line"))
+        .collect()
+}
+
+fn write(dir: &Path, path: &str, text: &str) {
+    let path = dir.join(path);
+    fs::create_dir_all(path.parent().expect("a parent")).expect("directories");
+    fs::write(path, text).expect("file written");
+}
+
+/// A retry loop with no limit and a constant sleep: RA001 (error) and RA002 (warning).
+const UNBOUNDED_FIXED: &str = "\
+fn op() -> Result<u32, ()> {
+    Err(())
+}
+
+fn fetch() -> u32 {
+    loop {
+        match op() {
+            Ok(v) => return v,
+            Err(_) => std::thread::sleep(std::time::Duration::from_secs(1)),
+        }
+    }
+}
+";
+
+/// Code without retries: nothing to report, whatever the rules.
+const CLEAN: &str = "fn main() {\n    println!(\"hello\");\n}\n";
+
+/// A key made per attempt that the fix moves above the loop: RA005 with a fix.
+const KEY_IN_LOOP: &str = r#"async fn charge(client: &Client, order: &Order) -> Result<Receipt, Error> {
+    for attempt in 0..3u32 {
+        let idempotency_key = Uuid::new_v4().to_string();
+        let resp = client
+            .post("https://pay.example/charges")
+            .header("Idempotency-Key", &idempotency_key)
+            .json(order)
+            .send()
+            .await;
+        if let Ok(r) = resp {
+            return Ok(r.json().await?);
+        }
+        tokio::time::sleep(Duration::from_millis(fastrand::u64(0..(100 << attempt)))).await;
+    }
+    Err(Error::GaveUp)
+}
+"#;
+
+fn str_of<'a>(value: &'a Value, key: &str) -> &'a str {
+    value[key]
+        .as_str()
+        .unwrap_or_else(|| panic!("`{key}` is a string in {value}"))
+}
+
+fn num_of(value: &Value, key: &str) -> u64 {
+    value[key]
+        .as_u64()
+        .unwrap_or_else(|| panic!("`{key}` is a number in {value}"))
+}
+
+// ---------------------------------------------------------------- concise
+
+#[test]
+fn concise_prints_one_line_per_finding_then_the_summary() {
+    let findings = json_findings(crate_root(), &["fixtures/"]);
+    assert!(findings.len() > 50, "the fixtures have findings");
+    let run = run(crate_root(), &["--format", "concise", "fixtures/"]);
+    assert_eq!(run.code, Some(1));
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    let (summary, lines) = lines.split_last().expect("output");
+    assert!(summary.starts_with("retry-audit: "), "{summary}");
+    assert_eq!(lines.len(), findings.len());
+    for (line, finding) in lines.iter().zip(&findings) {
+        let expected = format!(
+            "{}:{}:{}: {} {}",
+            str_of(finding, "path"),
+            num_of(finding, "line"),
+            num_of(finding, "column"),
+            str_of(finding, "rule"),
+            str_of(finding, "message"),
+        );
+        assert_eq!(*line, expected);
+    }
+    // `short` is cargo's word for it; `--message-format` is cargo's name for the flag.
+    let short = self::run(crate_root(), &["--message-format", "short", "fixtures/"]);
+    assert_eq!(short.stdout, run.stdout);
+}
+
+// ---------------------------------------------------------------- sarif
+
+fn sarif(dir: &Path, paths: &[&str]) -> Value {
+    let mut args = vec!["--format", "sarif"];
+    args.extend_from_slice(paths);
+    let run = run(dir, &args);
+    assert!(matches!(run.code, Some(0 | 1)), "{}", run.stderr);
+    serde_json::from_str(&run.stdout).expect("SARIF is one JSON document")
+}
+
+fn sarif_level(level: &str) -> &str {
+    match level {
+        "error" => "error",
+        "warning" => "warning",
+        other => panic!("unexpected level {other}"),
+    }
+}
+
+#[test]
+fn sarif_describes_the_tool_and_every_rule() {
+    let dir = TempDir::new().expect("temp dir");
+    write(dir.path(), "clean.rs", CLEAN);
+    let log = sarif(dir.path(), &["clean.rs"]);
+    assert_eq!(log["version"], "2.1.0");
+    assert!(str_of(&log, "$schema").ends_with("sarif-2.1.0.json"));
+    let runs = log["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 1);
+    let driver = &runs[0]["tool"]["driver"];
+    assert_eq!(driver["name"], "retry-audit");
+    assert_eq!(driver["version"], env!("CARGO_PKG_VERSION"));
+    assert!(str_of(driver, "informationUri").starts_with("https://"));
+    let rules = driver["rules"].as_array().expect("rules");
+    assert_eq!(rules.len(), Rule::ALL.len());
+    for (descriptor, rule) in rules.iter().zip(Rule::ALL) {
+        let meta = rule.meta();
+        assert_eq!(descriptor["id"], rule.id());
+        assert_eq!(descriptor["name"], rule.name());
+        assert_eq!(
+            descriptor["shortDescription"]["text"],
+            meta.summary.as_str()
+        );
+        assert_eq!(
+            descriptor["fullDescription"]["text"],
+            meta.what_it_does.trim()
+        );
+        let help = &descriptor["help"];
+        assert!(str_of(help, "text").contains(meta.help.trim()), "{help}");
+        assert!(
+            str_of(help, "markdown").starts_with(&format!("# {} {}", rule.id(), rule.name())),
+            "{help}"
+        );
+        let default_level = match rule.default_level() {
+            Level::Error => "error",
+            Level::Warning => "warning",
+            Level::Allow => "none",
+        };
+        assert_eq!(descriptor["defaultConfiguration"]["level"], default_level);
+        let precision = str_of(&descriptor["properties"], "precision");
+        assert!(
+            ["very-high", "high", "medium", "low"].contains(&precision),
+            "{precision}"
+        );
+    }
+    assert_eq!(
+        runs[0]["results"],
+        Value::Array(Vec::new()),
+        "nothing to report"
+    );
+    assert_eq!(runs[0]["columnKind"], "unicodeCodePoints");
+}
+
+#[test]
+fn sarif_results_match_the_findings() {
+    let findings = json_findings(crate_root(), &["fixtures/"]);
+    let log = sarif(crate_root(), &["fixtures/"]);
+    let run = &log["runs"][0];
+    let root_uri = str_of(&run["originalUriBaseIds"]["%SRCROOT%"], "uri");
+    assert!(
+        root_uri.starts_with("file:///") && root_uri.ends_with('/'),
+        "{root_uri}"
+    );
+    let rules = run["tool"]["driver"]["rules"].as_array().expect("rules");
+    let results = run["results"].as_array().expect("results");
+    assert_eq!(results.len(), findings.len());
+    let mut prints = HashSet::new();
+    let mut fixes = 0;
+    for (result, finding) in results.iter().zip(&findings) {
+        assert_eq!(result["ruleId"], finding["rule"]);
+        let index = usize::try_from(num_of(result, "ruleIndex")).expect("an index");
+        assert_eq!(rules[index]["id"], finding["rule"]);
+        assert_eq!(result["level"], sarif_level(str_of(finding, "level")));
+        assert!(str_of(&result["message"], "text").starts_with(str_of(finding, "message")));
+        let location = &result["locations"][0]["physicalLocation"];
+        // Run from the repository root: the URI is the path as given, without `./`.
+        assert_eq!(location["artifactLocation"]["uri"], finding["path"]);
+        assert_eq!(location["artifactLocation"]["uriBaseId"], "%SRCROOT%");
+        let region = &location["region"];
+        assert_eq!(region["startLine"], finding["line"]);
+        assert_eq!(region["startColumn"], finding["column"]);
+        assert_eq!(region["endLine"], finding["end_line"]);
+        assert_eq!(region["endColumn"], finding["end_column"]);
+        let related = result["relatedLocations"].as_array().map_or(0, Vec::len);
+        assert_eq!(related, finding["labels"].as_array().expect("labels").len());
+        let print = str_of(&result["partialFingerprints"], "retryAudit/v1");
+        assert_eq!(print.len(), 16, "{print}");
+        assert!(print.chars().all(|c| c.is_ascii_hexdigit()), "{print}");
+        assert!(
+            prints.insert(print.to_owned()),
+            "duplicate fingerprint {print}"
+        );
+        if let Some(fix) = result["fixes"].as_array() {
+            assert_eq!(result["ruleId"], "RA005");
+            let replacements = &fix[0]["artifactChanges"][0]["replacements"];
+            assert!(!replacements.as_array().expect("replacements").is_empty());
+            fixes += 1;
+        }
+    }
+    assert!(fixes > 0, "some RA005 fixture has a mechanical fix");
+}
+
+/// `(ruleId, startLine, fingerprint)` of every result.
+fn sarif_prints(dir: &Path, path: &str) -> Vec<(String, u64, String)> {
+    let log = sarif(dir, &[path]);
+    log["runs"][0]["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .map(|r| {
+            (
+                str_of(r, "ruleId").to_owned(),
+                num_of(
+                    &r["locations"][0]["physicalLocation"]["region"],
+                    "startLine",
+                ),
+                str_of(&r["partialFingerprints"], "retryAudit/v1").to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn sarif_fingerprints_survive_line_shifts_but_not_changes() {
+    let dir = TempDir::new().expect("temp dir");
+    let twice = format!("{UNBOUNDED_FIXED}\nmod again {{\n{UNBOUNDED_FIXED}}}\n");
+    write(dir.path(), "retry.rs", &twice);
+    let before = sarif_prints(dir.path(), "retry.rs");
+    assert!(before.len() >= 4 && before.len() % 2 == 0, "{before:?}");
+    let unique: HashSet<&String> = before.iter().map(|(_, _, print)| print).collect();
+    assert_eq!(
+        unique.len(),
+        before.len(),
+        "the same code twice has distinct fingerprints"
+    );
+
+    let header = "// A comment added above.\n\nuse std::fmt;\n\nfn unrelated() {}\n\n";
+    write(dir.path(), "retry.rs", &format!("{header}{twice}"));
+    let shifted = sarif_prints(dir.path(), "retry.rs");
+    assert_eq!(shifted.len(), before.len());
+    for (old, new) in before.iter().zip(&shifted) {
+        assert_eq!(new.0, old.0);
+        assert_eq!(new.1, old.1 + 6, "the finding moved down six lines");
+        assert_eq!(new.2, old.2, "but kept its fingerprint");
+    }
+
+    // Re-indenting the code keeps the fingerprints too (whitespace is collapsed).
+    let reindented = twice.replace("    ", "  ");
+    write(dir.path(), "retry.rs", &reindented);
+    let prints: Vec<String> = sarif_prints(dir.path(), "retry.rs")
+        .into_iter()
+        .map(|(_, _, print)| print)
+        .collect();
+    let expected: Vec<String> = before.iter().map(|(_, _, p)| p.clone()).collect();
+    assert_eq!(prints, expected);
+
+    // Editing the flagged line is a different finding.
+    let edited = twice.replacen("from_secs(1)", "from_secs(2)", 1);
+    write(dir.path(), "retry.rs", &edited);
+    let after = sarif_prints(dir.path(), "retry.rs");
+    let changed: Vec<bool> = before.iter().zip(&after).map(|(a, b)| a.2 != b.2).collect();
+    let sleep_changed = before
+        .iter()
+        .zip(&changed)
+        .any(|((rule, line, _), changed)| rule == "RA002" && *line == 9 && *changed);
+    assert!(sleep_changed, "{before:?} {after:?}");
+}
+
+#[test]
+fn sarif_paths_are_relative_to_the_repository_root() {
+    let dir = TempDir::new().expect("temp dir");
+    fs::create_dir(dir.path().join(".git")).expect(".git");
+    write(dir.path(), "crates/app/src/my retry.rs", UNBOUNDED_FIXED);
+    let app = dir.path().join("crates/app");
+    let log = sarif(&app, &["./src/../src"]);
+    let run = &log["runs"][0];
+    let location = &run["results"][0]["locations"][0]["physicalLocation"];
+    assert_eq!(
+        location["artifactLocation"]["uri"],
+        "crates/app/src/my%20retry.rs"
+    );
+    let root_uri = str_of(&run["originalUriBaseIds"]["%SRCROOT%"], "uri");
+    let root = dir.path().canonicalize().expect("canonical temp dir");
+    assert!(
+        root_uri.ends_with(&format!(
+            "{}/",
+            root.file_name().expect("a name").to_string_lossy()
+        )),
+        "{root_uri}"
+    );
+}
+
+// ---------------------------------------------------------------- github
+
+/// `::level props::message` split into its parts.
+fn parse_command(line: &str) -> (String, Vec<(String, String)>, String) {
+    let rest = line.strip_prefix("::").expect("starts with ::");
+    let (head, message) = rest.split_once("::").expect("a :: before the message");
+    let (level, props) = head.split_once(' ').expect("properties");
+    let props = props
+        .split(',')
+        .map(|p| {
+            let (k, v) = p.split_once('=').expect("key=value");
+            (k.to_owned(), v.to_owned())
+        })
+        .collect();
+    (level.to_owned(), props, message.to_owned())
+}
+
+fn prop<'a>(props: &'a [(String, String)], key: &str) -> Option<&'a str> {
+    props
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
+}
+
+#[test]
+fn github_annotations_match_the_findings() {
+    let findings = json_findings(crate_root(), &["fixtures/"]);
+    let run = run(crate_root(), &["--format", "github", "fixtures/"]);
+    assert_eq!(run.code, Some(1));
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(lines.len(), findings.len());
+    for (line, finding) in lines.iter().zip(&findings) {
+        let (level, props, message) = parse_command(line);
+        assert_eq!(level, str_of(finding, "level"));
+        assert_eq!(prop(&props, "file"), Some(str_of(finding, "path")));
+        assert_eq!(
+            prop(&props, "line"),
+            Some(&*num_of(finding, "line").to_string())
+        );
+        assert_eq!(
+            prop(&props, "endLine"),
+            Some(&*num_of(finding, "end_line").to_string())
+        );
+        if finding["line"] == finding["end_line"] {
+            assert_eq!(
+                prop(&props, "col"),
+                Some(&*num_of(finding, "column").to_string())
+            );
+            assert_eq!(
+                prop(&props, "endColumn"),
+                Some(&*num_of(finding, "end_column").to_string())
+            );
+        } else {
+            assert_eq!(prop(&props, "col"), None, "{line}");
+            assert_eq!(prop(&props, "endColumn"), None, "{line}");
+        }
+        let rule = Rule::from_code(str_of(finding, "rule")).expect("a rule");
+        assert_eq!(
+            prop(&props, "title"),
+            Some(&*format!("{} {}", rule.id(), rule.name()))
+        );
+        assert!(message.starts_with(str_of(finding, "message")), "{line}");
+        assert!(!message.contains('\n') && !message.contains('\r'), "{line}");
+    }
+}
+
+#[test]
+fn github_escapes_commas_colons_and_newlines() {
+    let dir = TempDir::new().expect("temp dir");
+    write(dir.path(), "a,b:c%.rs", UNBOUNDED_FIXED);
+    let run = run(dir.path(), &["--format", "github", "a,b:c%.rs"]);
+    let first = run.stdout.lines().next().expect("an annotation");
+    assert!(
+        first.starts_with("::error file=a%2Cb%3Ac%25.rs,line="),
+        "{first}"
+    );
+    let (_, props, message) = parse_command(first);
+    assert_eq!(props.len(), 6, "{first}");
+    assert!(message.contains("%0Ahelp: "), "{first}");
+}
+
+// ---------------------------------------------------------------- gitlab
+
+#[test]
+fn gitlab_code_quality_matches_the_findings() {
+    let findings = json_findings(crate_root(), &["fixtures/"]);
+    let run = run(crate_root(), &["--format", "gitlab", "fixtures/"]);
+    assert_eq!(run.code, Some(1));
+    let issues: Vec<Value> = serde_json::from_str(&run.stdout).expect("one JSON array");
+    assert_eq!(issues.len(), findings.len());
+    let mut prints = HashSet::new();
+    for (issue, finding) in issues.iter().zip(&findings) {
+        assert_eq!(issue["check_name"], finding["rule"]);
+        assert!(str_of(issue, "description").contains(str_of(finding, "message")));
+        let severity = match str_of(finding, "level") {
+            "error" => "major",
+            _ => "minor",
+        };
+        assert_eq!(issue["severity"], severity);
+        assert_eq!(issue["location"]["path"], finding["path"]);
+        assert_eq!(issue["location"]["lines"]["begin"], finding["line"]);
+        assert!(prints.insert(str_of(issue, "fingerprint").to_owned()));
+    }
+
+    let dir = TempDir::new().expect("temp dir");
+    write(dir.path(), "clean.rs", CLEAN);
+    let clean = self::run(dir.path(), &["--format", "gitlab", "clean.rs"]);
+    assert_eq!(clean.code, Some(0));
+    assert_eq!(clean.stdout, "[]\n");
+}
+
+// ---------------------------------------------------------------- cargo-json
+
+/// Every stdout line as a cargo message; fails on a line `cargo_metadata` cannot read.
+fn cargo_messages(stdout: &str) -> Vec<Message> {
+    stdout
+        .lines()
+        .map(|line| {
+            serde_json::from_str::<Message>(line)
+                .unwrap_or_else(|e| panic!("not a cargo message ({e}): {line}"))
+        })
+        .collect()
+}
+
+#[test]
+fn cargo_json_lines_are_cargo_messages_for_every_fixture() {
+    let findings = json_findings(crate_root(), &["fixtures/"]);
+    let run = run(crate_root(), &["--message-format=cargo-json", "fixtures/"]);
+    assert_eq!(run.code, Some(1));
+    let messages = cargo_messages(&run.stdout);
+    let (last, compiler) = messages.split_last().expect("messages");
+    assert!(
+        matches!(last, Message::BuildFinished(f) if !f.success),
+        "ends with a failed build-finished"
+    );
+    assert_eq!(compiler.len(), findings.len());
+    for (message, finding) in compiler.iter().zip(&findings) {
+        let Message::CompilerMessage(message) = message else {
+            panic!("a compiler-message: {message:?}");
+        };
+        let rule = Rule::from_code(str_of(finding, "rule")).expect("a rule");
+        let code = message.message.code.as_ref().expect("a code");
+        assert_eq!(
+            code.code,
+            format!("retry_audit::{}", rule.name().replace('-', "_"))
+        );
+        let primary = &message.message.spans[0];
+        assert!(primary.is_primary);
+        assert_eq!(primary.file_name, str_of(finding, "path"));
+        assert_eq!(primary.line_start as u64, num_of(finding, "line"));
+        assert_eq!(primary.column_start as u64, num_of(finding, "column"));
+        assert_eq!(primary.line_end as u64, num_of(finding, "end_line"));
+        assert_eq!(primary.column_end as u64, num_of(finding, "end_column"));
+        // The fixtures belong to no target: they count as the library's.
+        assert_eq!(message.target.name, "retry_audit");
+    }
+}
+
+/// A workspace with two members (one named like its directory, one not) and a loose file.
+fn workspace() -> TempDir {
+    let dir = TempDir::new().expect("temp dir");
+    let root = dir.path();
+    write(
+        root,
+        "Cargo.toml",
+        "[workspace]\nmembers = [\"crates/demo\", \"crates/other-dir\"]\nresolver = \"2\"\n\n\
+         [workspace.package]\nversion = \"1.2.3\"\nedition = \"2021\"\n",
+    );
+    write(
+        root,
+        "crates/demo/Cargo.toml",
+        "[package]\nname = \"demo\"\nversion.workspace = true\nedition.workspace = true\n\n\
+         [[bin]]\nname = \"tool\"\npath = \"src/bin/tool.rs\"\nrequired-features = []\n",
+    );
+    write(root, "crates/demo/src/lib.rs", "pub mod helper;\n");
+    write(root, "crates/demo/src/helper.rs", UNBOUNDED_FIXED);
+    write(
+        root,
+        "crates/demo/src/bin/tool.rs",
+        &format!("{UNBOUNDED_FIXED}fn main() {{}}\n"),
+    );
+    write(
+        root,
+        "crates/demo/src/bin/extra/main.rs",
+        &format!("{UNBOUNDED_FIXED}fn main() {{}}\n"),
+    );
+    write(root, "crates/demo/tests/it.rs", KEY_IN_LOOP);
+    write(
+        root,
+        "crates/other-dir/Cargo.toml",
+        "[package]\nname = \"other\"\nversion = \"0.1.0\"\nedition = \"2018\"\n",
+    );
+    write(
+        root,
+        "crates/other-dir/src/main.rs",
+        &format!("{UNBOUNDED_FIXED}fn main() {{}}\n"),
+    );
+    write(
+        root,
+        "crates/other-dir/build.rs",
+        &format!("{UNBOUNDED_FIXED}fn main() {{}}\n"),
+    );
+    write(root, "scripts/loose.rs", UNBOUNDED_FIXED);
+    dir
+}
+
+#[test]
+fn cargo_json_packages_and_targets_are_cargos() {
+    let dir = workspace();
+    let root = dir.path().canonicalize().expect("canonical temp dir");
+    let metadata = MetadataCommand::new()
+        .manifest_path(root.join("Cargo.toml"))
+        .no_deps()
+        .other_options(vec!["--offline".to_owned()])
+        .exec()
+        .expect("cargo metadata runs on the temp workspace");
+    let run = run(&root, &["--format", "cargo-json", "crates", "scripts"]);
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    let messages = cargo_messages(&run.stdout);
+    let mut seen = HashSet::new();
+    for (message, line) in messages.iter().zip(run.stdout.lines()) {
+        let Message::CompilerMessage(message) = message else {
+            continue;
+        };
+        // cargo_metadata does not keep `manifest_path`; read it from the line.
+        let raw: Value = serde_json::from_str(line).expect("JSON");
+        let file_name = message.message.spans[0].file_name.clone();
+        seen.insert(file_name.clone());
+        if file_name.starts_with("scripts/") || file_name.ends_with("loose.rs") {
+            // Outside every package: a stand-in, still a valid message.
+            continue;
+        }
+        let package = metadata
+            .packages
+            .iter()
+            .find(|p| p.id == message.package_id)
+            .unwrap_or_else(|| panic!("{} is a package id of cargo's", message.package_id));
+        assert_eq!(raw["manifest_path"], package.manifest_path.as_str());
+        let expected_target = match file_name.as_str() {
+            "crates/demo/src/helper.rs" => "demo",
+            "crates/demo/src/bin/tool.rs" => "tool",
+            "crates/demo/src/bin/extra/main.rs" => "extra",
+            "crates/demo/tests/it.rs" => "it",
+            "crates/other-dir/src/main.rs" => "other",
+            "crates/other-dir/build.rs" => "build-script-build",
+            other => panic!("unexpected file {other}"),
+        };
+        let target = package
+            .targets
+            .iter()
+            .find(|t| t.name == expected_target)
+            .unwrap_or_else(|| panic!("cargo knows target {expected_target}"));
+        assert_eq!(&message.target, target, "target of {file_name}");
+    }
+    assert_eq!(seen.len(), 7, "{seen:?}");
+    assert!(
+        matches!(messages.last(), Some(Message::BuildFinished(f)) if !f.success),
+        "ends with build-finished"
+    );
+}
+
+#[test]
+fn cargo_json_messages_read_like_rustcs() {
+    let dir = workspace();
+    let root = dir.path();
+    let run = run(root, &["--format", "cargo-json", "crates/demo"]);
+    let human = self::run(
+        root,
+        &["--format", "human", "--color", "never", "crates/demo"],
+    );
+    let findings = json_findings(root, &["crates/demo"]);
+    let messages: Vec<_> = cargo_messages(&run.stdout)
+        .into_iter()
+        .filter_map(|m| match m {
+            Message::CompilerMessage(m) => Some(m),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(messages.len(), findings.len());
+    let mut fixed_any = false;
+    for (message, finding) in messages.iter().zip(&findings) {
+        let diagnostic = &message.message;
+        let path = str_of(finding, "path");
+        let text = fs::read_to_string(root.join(path)).expect("source");
+        let level = match str_of(finding, "level") {
+            "error" => DiagnosticLevel::Error,
+            _ => DiagnosticLevel::Warning,
+        };
+        assert_eq!(diagnostic.level, level);
+        assert_eq!(diagnostic.message, str_of(finding, "message"));
+        let rendered = diagnostic.rendered.as_deref().expect("rendered");
+        assert!(
+            human.stdout.contains(rendered),
+            "{rendered}\n---\n{}",
+            human.stdout
+        );
+        assert!(rendered.starts_with(&format!(
+            "{}[{}]: {}",
+            str_of(finding, "level"),
+            str_of(finding, "rule"),
+            str_of(finding, "message")
+        )));
+        let explanation = diagnostic
+            .code
+            .as_ref()
+            .and_then(|c| c.explanation.as_deref());
+        assert!(
+            explanation.is_some_and(|e| e.starts_with(&format!("# {}", str_of(finding, "rule")))),
+            "{explanation:?}"
+        );
+        // Spans: byte offsets, lines and columns, and the highlighted text agree.
+        assert_eq!(
+            diagnostic.spans.len(),
+            1 + finding["labels"].as_array().expect("labels").len()
+        );
+        for span in &diagnostic.spans {
+            assert_eq!(span.file_name, path);
+            let first = &span.text[0];
+            let line_text = text.lines().nth(span.line_start - 1).expect("the line");
+            assert_eq!(first.text, line_text);
+            assert_eq!(first.highlight_start, span.column_start);
+            assert_eq!(span.text.len(), span.line_end - span.line_start + 1);
+            let start: usize = text
+                .lines()
+                .take(span.line_start - 1)
+                .map(|l| l.len() + 1)
+                .sum::<usize>()
+                + line_text
+                    .chars()
+                    .take(span.column_start - 1)
+                    .map(char::len_utf8)
+                    .sum::<usize>();
+            assert_eq!(span.byte_start as usize, start, "byte_start of {span:?}");
+            assert!(span.expansion.is_none());
+        }
+        assert!(diagnostic.spans[0].is_primary);
+        assert!(diagnostic.spans[1..].iter().all(|s| !s.is_primary));
+        // Help lines and fixes are `help` children, as rustc writes them.
+        let helps: Vec<_> = diagnostic
+            .children
+            .iter()
+            .filter(|c| c.level == DiagnosticLevel::Help)
+            .collect();
+        assert!(!helps.is_empty());
+        let suggestions: Vec<_> = diagnostic
+            .children
+            .iter()
+            .flat_map(|c| &c.spans)
+            .filter(|s| s.suggested_replacement.is_some())
+            .collect();
+        if suggestions.is_empty() {
+            continue;
+        }
+        assert_eq!(str_of(finding, "rule"), "RA005");
+        let mut fixed = text.clone();
+        let mut edits: Vec<_> = suggestions.iter().collect();
+        edits.sort_by_key(|s| std::cmp::Reverse(s.byte_start));
+        for span in edits {
+            assert_eq!(
+                span.suggestion_applicability,
+                Some(Applicability::MachineApplicable)
+            );
+            let replacement = span
+                .suggested_replacement
+                .as_deref()
+                .expect("a replacement");
+            fixed.replace_range(
+                span.byte_start as usize..span.byte_end as usize,
+                replacement,
+            );
+        }
+        write(root, "fixed/it.rs", &fixed);
+        let after = json_findings(root, &["fixed/it.rs"]);
+        assert!(
+            after.iter().all(|f| f["rule"] != "RA005"),
+            "applying the suggestions removes RA005:\n{fixed}"
+        );
+        fixed_any = true;
+    }
+    assert!(fixed_any, "the RA005 case carries a suggestion");
+}
+
+#[test]
+fn cargo_json_of_a_clean_tree_is_a_successful_build() {
+    let dir = TempDir::new().expect("temp dir");
+    write(dir.path(), "clean.rs", CLEAN);
+    let run = run(dir.path(), &["--format", "cargo-json", "clean.rs"]);
+    assert_eq!(run.code, Some(0));
+    assert_eq!(
+        run.stdout,
+        "{\"reason\":\"build-finished\",\"success\":true}\n"
+    );
+}
+
+// ---------------------------------------------------------------- all machine formats
+
+#[test]
+fn machine_formats_keep_stdout_for_the_consumer() {
+    let dir = TempDir::new().expect("temp dir");
+    write(dir.path(), "retry.rs", UNBOUNDED_FIXED);
+    write(dir.path(), "broken.rs", "fn broken( {\n");
+    for format in ["sarif", "github", "gitlab", "cargo-json"] {
+        let run = run(dir.path(), &["--format", format, "."]);
+        assert_eq!(run.code, Some(1), "{format}");
+        let summary = run.stderr.lines().last().expect("a summary on stderr");
+        assert!(
+            summary.starts_with("retry-audit: 1 file checked, 1 skipped, "),
+            "{format}: {}",
+            run.stderr
+        );
+        assert!(!run.stdout.contains(summary), "{format}: {}", run.stdout);
+        assert!(
+            run.stderr.contains("warning: skipped ./broken.rs:1:"),
+            "{format}: {}",
+            run.stderr
+        );
+        assert!(
+            !run.stdout.contains("warning: skipped"),
+            "{format}: {}",
+            run.stdout
+        );
+    }
+    // SARIF also lists the skipped file, as a tool notification.
+    let log = sarif(dir.path(), &["."]);
+    let notifications = &log["runs"][0]["invocations"][0]["toolExecutionNotifications"];
+    assert_eq!(
+        notifications.as_array().map(Vec::len),
+        Some(1),
+        "{notifications}"
+    );
+    let skipped = &notifications[0];
+    assert_eq!(skipped["level"], "warning");
+    assert_eq!(
+        skipped["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+        "broken.rs"
+    );
+    assert_eq!(
+        skipped["locations"][0]["physicalLocation"]["region"]["startLine"],
+        1
+    );
+}
