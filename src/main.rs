@@ -9,10 +9,10 @@ use std::process::ExitCode;
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use codespan_reporting::term::termcolor::{BufferedStandardStream, ColorChoice};
 
-use retry_audit::fix;
 use retry_audit::render::location::Root;
 use retry_audit::render::{self, cargo_json, concise, github, gitlab, human, json, sarif};
 use retry_audit::scan::{self, ScanOptions, ScanReport};
+use retry_audit::{fix, lsp};
 use retry_audit::{Level, Rule, Settings};
 
 const AFTER_HELP: &str = "\
@@ -20,7 +20,7 @@ Rules are named by id or name, e.g. `--allow RA002` or `--allow fixed-delay`. Wh
 is given to several level flags, the last one wins.
 
 A subcommand name given as the first argument is the subcommand: to check a file or directory
-literally named `explain` or `rules`, write `./explain`, or put the paths after `--`.";
+literally named `explain`, `rules` or `lsp`, write `./explain`, or put the paths after `--`.";
 
 /// Finds retry anti-patterns in Rust code: unbounded retries, fixed delays, backoff without
 /// jitter, retried client errors and idempotency keys made per attempt.
@@ -48,6 +48,8 @@ enum Command {
     },
     /// List every rule with its id, name, default level and summary.
     Rules,
+    /// Run the language server (LSP) on standard input and output, for editors.
+    Lsp,
 }
 
 #[derive(Debug, clap::Args)]
@@ -159,6 +161,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Some(Command::Explain { rule }) => print_to_stdout(|out| render::write_explain(rule, out)),
         Some(Command::Rules) => print_to_stdout(render::write_rule_list),
+        Some(Command::Lsp) => return serve_lsp(),
         None => return check(&cli.check, &matches),
     };
     exit_after_output(result, ExitCode::SUCCESS)
@@ -253,6 +256,18 @@ fn fix_in_place(report: ScanReport, options: &ScanOptions) -> Result<ScanReport,
 
 fn count(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// `retry-audit lsp`: exit status 0 after `shutdown` and `exit`, 1 otherwise.
+fn serve_lsp() -> ExitCode {
+    match lsp::run_stdio() {
+        Ok(lsp::Exit::Clean) => ExitCode::SUCCESS,
+        Ok(lsp::Exit::Abrupt) => ExitCode::from(1),
+        Err(e) => {
+            report_error(&format!("error: language server: {e}"));
+            ExitCode::from(1)
+        }
+    }
 }
 
 /// Rule levels from the flags, applied in command-line order so that the last one wins.
