@@ -789,3 +789,124 @@ fn machine_formats_keep_stdout_for_the_consumer() {
         1
     );
 }
+
+// ---------------------------------------------------------------- rust-analyzer wrapper
+
+/// `scripts/check-with-retry-audit.sh`, the README's `rust-analyzer.check.overrideCommand`:
+/// rustc's and retry-audit's diagnostics arrive in one stream of cargo messages, for the same
+/// package id.
+#[test]
+fn the_rust_analyzer_wrapper_merges_cargo_check_and_retry_audit() {
+    let dir = TempDir::new().expect("temp dir");
+    write(
+        dir.path(),
+        "Cargo.toml",
+        "[package]\nname = \"wrapped\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+    );
+    write(
+        dir.path(),
+        "src/lib.rs",
+        &format!("pub fn unused() {{\n    let x = 1;\n}}\n\n{UNBOUNDED_FIXED}"),
+    );
+    let script = crate_root().join("scripts/check-with-retry-audit.sh");
+    let output = Command::new("sh")
+        .arg(&script)
+        .arg("--offline")
+        .current_dir(dir.path())
+        .env("RETRY_AUDIT", env!("CARGO_BIN_EXE_retry-audit"))
+        .env("CARGO_TARGET_DIR", dir.path().join("target"))
+        .output()
+        .expect("the wrapper runs");
+    let stdout = String::from_utf8(output.stdout).expect("UTF-8");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "RA001 is an error\n{stderr}");
+    let messages = cargo_messages(&stdout);
+    let codes: Vec<(String, String)> = messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::CompilerMessage(m) => Some((
+                m.package_id.repr.clone(),
+                m.message
+                    .code
+                    .as_ref()
+                    .map(|c| c.code.clone())
+                    .unwrap_or_default(),
+            )),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        codes.iter().any(|(_, code)| code == "unused_variables"),
+        "rustc's warning: {codes:?}\n{stderr}"
+    );
+    assert!(
+        codes
+            .iter()
+            .any(|(_, code)| code == "retry_audit::unbounded_retry"),
+        "retry-audit's error: {codes:?}"
+    );
+    let ids: HashSet<&String> = codes.iter().map(|(id, _)| id).collect();
+    assert_eq!(ids.len(), 1, "one package, one id: {ids:?}");
+    let finished = messages
+        .iter()
+        .filter(|m| matches!(m, Message::BuildFinished(_)))
+        .count();
+    assert_eq!(finished, 2, "cargo's build-finished, then retry-audit's");
+}
+
+// ---------------------------------------------------------------- README
+
+/// The body of the first fenced code block between the two markers of the README.
+fn readme_block(readme: &str, name: &str) -> String {
+    let start = format!("<!-- {name}:start -->");
+    let end = format!("<!-- {name}:end -->");
+    let a = readme
+        .find(&start)
+        .unwrap_or_else(|| panic!("README.md lacks {start}"))
+        + start.len();
+    let b = a + readme[a..]
+        .find(&end)
+        .unwrap_or_else(|| panic!("README.md lacks {end}"));
+    let section = &readme[a..b];
+    let open = section.find("```").expect("a fenced block");
+    let body = open + section[open..].find('\n').expect("a fence line") + 1;
+    let close = body + section[body..].find("```").expect("a closing fence");
+    section[body..close].to_owned()
+}
+
+/// The README's samples of `concise` and `github` are lines the binary prints for the README's
+/// sample input saved as `src/lib.rs`; its JSON settings parse.
+#[test]
+fn readme_format_samples_are_real() {
+    let readme = fs::read_to_string(crate_root().join("README.md")).expect("README.md");
+    let dir = TempDir::new().expect("temp dir");
+    write(
+        dir.path(),
+        "src/lib.rs",
+        &readme_block(&readme, "sample-input"),
+    );
+    for (format, marker) in [("concise", "concise-sample"), ("github", "github-sample")] {
+        let printed = run(dir.path(), &["--format", format, "src/"]).stdout;
+        for line in readme_block(&readme, marker).lines() {
+            assert!(
+                printed.lines().any(|l| l == line),
+                "README's {format} sample line is not printed:\n{line}\n--- printed ---\n{printed}"
+            );
+        }
+    }
+    let tasks: Value =
+        serde_json::from_str(&readme_block(&readme, "problem-matcher")).expect("tasks.json");
+    let matcher = &tasks["tasks"][0]["problemMatcher"];
+    assert_eq!(tasks["tasks"][0]["command"], "retry-audit --format concise");
+    let pattern = &matcher["pattern"];
+    for (key, group) in [
+        ("file", 1),
+        ("line", 2),
+        ("column", 3),
+        ("code", 4),
+        ("message", 5),
+    ] {
+        assert_eq!(pattern[key], group, "{key}");
+    }
+    assert!(str_of(pattern, "regexp").starts_with("^(.+?):(\\d+):(\\d+): (RA\\d{3}) "));
+}
