@@ -14,11 +14,7 @@ pub(super) fn check(site: &RetrySite, cx: &mut Context<'_>) {
     if site.reads_retry_after {
         return;
     }
-    let Some(retry) = site
-        .statuses
-        .iter()
-        .find(|r| retries_throttling(r))
-    else {
+    let Some(retry) = site.statuses.iter().find(|r| retries_throttling(r)) else {
         return;
     };
     let which: Vec<String> = [429, 503]

@@ -79,9 +79,7 @@ impl Estimator<'_, '_> {
             }
             Expr::MethodCall(m) if self.file.is_random(&m.method.to_string()) => {
                 // `rng.gen_range(0..=x)` is at most x; `rng.gen::<f64>()` at most 1.
-                m.args
-                    .first()
-                    .map_or(Some(1.0), |a| self.eval_in(a, d))
+                m.args.first().map_or(Some(1.0), |a| self.eval_in(a, d))
             }
             Expr::MethodCall(m) => {
                 let name = m.method.to_string();
@@ -112,9 +110,7 @@ impl Estimator<'_, '_> {
                 }) =>
             {
                 // `fastrand::u64(0..=x)`, `rand::random::<f64>()`: at most x, at most 1.
-                call.args
-                    .first()
-                    .map_or(Some(1.0), |a| self.eval_in(a, d))
+                call.args.first().map_or(Some(1.0), |a| self.eval_in(a, d))
             }
             Expr::Call(call) => {
                 let last = names::callee_path(&call.func).and_then(names::last)?;

@@ -112,6 +112,9 @@ struct PathState {
     exhausted: bool,
     /// What picking out the error on this path said of it.
     kinds: ErrorKinds,
+    /// This path's own test picked out the error (a guard, a specific `Err(Kind)` pattern, a
+    /// condition on the error), as opposed to "every error not excluded before".
+    picked: bool,
 }
 
 /// What a test that picks out an error says of it, read from its words.
@@ -129,23 +132,48 @@ impl ErrorKinds {
         let t = text.to_ascii_lowercase().replace([' ', '_'], "");
         // A timeout or a reset alongside makes it ambiguous: the request may have been processed.
         let ambiguous = [
-            "timeout", "timedout", "reset", "aborted", "brokenpipe", "unexpectedeof",
-            "servererror", "unavailable", "isrequest", "isbody",
+            "timeout",
+            "timedout",
+            "reset",
+            "aborted",
+            "brokenpipe",
+            "unexpectedeof",
+            "servererror",
+            "unavailable",
+            "isrequest",
+            "isbody",
         ]
         .iter()
         .any(|w| t.contains(w));
         let not_processed = !ambiguous
             && [
-                "isconnect", "connectionrefused", "notconnected", "40001", "40p01", "serializ",
+                "isconnect",
+                "connectionrefused",
+                "notconnected",
+                "40001",
+                "40p01",
+                "serializ",
                 "deadlock",
             ]
             .iter()
             .any(|w| t.contains(w));
         let transient = not_processed
             || [
-                "timeout", "timedout", "unavailable", "transient", "retryable", "retriable",
-                "servererror", "connectionreset", "connectionaborted", "brokenpipe", "toomany",
-                "throttl", "temporar", "isrequest", "unexpectedeof",
+                "timeout",
+                "timedout",
+                "unavailable",
+                "transient",
+                "retryable",
+                "retriable",
+                "servererror",
+                "connectionreset",
+                "connectionaborted",
+                "brokenpipe",
+                "toomany",
+                "throttl",
+                "temporar",
+                "isrequest",
+                "unexpectedeof",
             ]
             .iter()
             .any(|w| t.contains(w));
@@ -176,6 +204,7 @@ impl PathState {
             stepped: false,
             exhausted: false,
             kinds: ErrorKinds::default(),
+            picked: false,
         }
     }
 }
@@ -198,6 +227,8 @@ pub struct Continue {
     pub exhausted: bool,
     /// What picking out the error said of it.
     pub kinds: ErrorKinds,
+    /// This path's own test picked out the error.
+    pub picked: bool,
     /// The `continue`, the recursive call, or the end of the body.
     pub span: Span,
 }
@@ -391,6 +422,7 @@ impl<'a, 'c> Flow<'a, 'c> {
                 stepped: s.stepped,
                 exhausted: s.exhausted,
                 kinds: s.kinds,
+                picked: s.picked,
                 op: s.op,
                 span,
             });
@@ -789,10 +821,13 @@ impl<'a, 'c> Flow<'a, 'c> {
         for s in &mut then_states {
             s.readiness |= info.readiness;
             s.classified |= classified;
+            s.picked |= classified;
             s.kinds = s.kinds.or(kinds);
         }
         for s in &mut else_states {
             s.classified |= classified;
+            s.picked |= classified;
+            s.kinds = s.kinds.or(kinds);
         }
         let bound = self.bound_kind_of(&i.cond);
         Self::hint(&mut then_states, bound);
@@ -849,6 +884,7 @@ impl<'a, 'c> Flow<'a, 'c> {
         // Guards of earlier arms govern later arms (negated).
         let mut earlier_bound: Option<BoundKind> = None;
         let mut earlier_err_guard = false;
+        let mut earlier_kinds = ErrorKinds::default();
         // `Ok(resp) if resp.status().is_success() => ..` then `_ => ..`: the later arms get the
         // responses whose status the earlier `Ok` guards did not take.
         let mut remaining_ok = StatusSet::all();
@@ -923,8 +959,11 @@ impl<'a, 'c> Flow<'a, 'c> {
             let mut arm_kinds = if specific_err {
                 ErrorKinds::of(self.index.text(pat_span))
             } else {
-                ErrorKinds::default()
+                // What the earlier guards excluded says what is left (`!err.is_timeout()` out,
+                // so timeouts go round).
+                earlier_kinds
             };
+            let mut arm_picked = specific_err;
             let mut arm_bound = scrutinee_bound.or(earlier_bound);
             if let Some((_, g)) = &arm.guard {
                 if let Some(k) = self.bound_kind_of(g) {
@@ -935,7 +974,10 @@ impl<'a, 'c> Flow<'a, 'c> {
                 if pat_o == Some(Outcome::Failure) && (inspects_error(g) || gi.then_set.is_some()) {
                     earlier_err_guard = true;
                     arm_classified = true;
-                    arm_kinds = arm_kinds.or(ErrorKinds::of(self.index.text(self.index.of(&**g))));
+                    arm_picked = true;
+                    let words = ErrorKinds::of(self.index.text(self.index.of(&**g)));
+                    arm_kinds = arm_kinds.or(words);
+                    earlier_kinds = earlier_kinds.or(words);
                 }
                 o = o.refine(gi.then_o);
                 readiness |= gi.readiness;
@@ -983,6 +1025,7 @@ impl<'a, 'c> Flow<'a, 'c> {
             for s in &mut arm_states {
                 s.readiness |= readiness;
                 s.classified |= arm_classified;
+                s.picked |= arm_picked;
                 s.kinds = s.kinds.or(arm_kinds);
                 if err_arm.is_some() {
                     s.err_arm.clone_from(&err_arm);

@@ -188,6 +188,7 @@ fn facts_of(chain: &Chain<'_>, scope: &FileScope<'_>, locals: &Locals<'_>) -> Op
     let iter_kind = if chain.root_is("ExponentialBackoff", &["from_millis"])
         || chain.root_is("FibonacciBackoff", &["from_millis"])
         || chain.root_is("ExponentialFactorBackoff", &["from_millis"])
+        || chain.root_is("LinearBackoff", &["from_millis", "new"])
         || chain.root_is("Exponential", &["from_millis"])
         || chain.root_is("Fibonacci", &["from_millis"])
     {
@@ -205,8 +206,13 @@ fn facts_of(chain: &Chain<'_>, scope: &FileScope<'_>, locals: &Locals<'_>) -> Op
     };
     let advice = iter_crate.unwrap_or(TOKIO_RETRY);
     let take = chain.step("take").and_then(|s| ms(s.args.first()));
-    let unbounded = !chain.has_any(&["take", "take_while"]);
-    let capped = chain.has_any(&["max_delay", "max_interval"]);
+    // tokio-retry2's `max_interval`/`max_duration` limit the total time, not one wait.
+    let total_ms = chain
+        .step("max_interval")
+        .or_else(|| chain.step("max_duration"))
+        .and_then(|s| ms(s.args.first()));
+    let unbounded = !chain.has_any(&["take", "take_while", "max_interval", "max_duration"]);
+    let capped = chain.has_any(&["max_delay", "max_delay_millis"]);
     let jitter = chain.steps.iter().any(|s| {
         s.name == "map"
             && s.args.iter().any(|a| {
@@ -218,13 +224,28 @@ fn facts_of(chain: &Chain<'_>, scope: &FileScope<'_>, locals: &Locals<'_>) -> Op
     let longest = if iter_kind == Some(DelayKind::Growing) && !capped {
         if unbounded {
             Some(f64::INFINITY)
+        } else if let (None, Some(total)) = (take, total_ms) {
+            // Only a total budget: one wait can take most of it.
+            Some(total / 1000.0)
         } else {
-            // from_millis(b) yields b, b^2, b^3, ... (times `factor`).
             let base = ms(chain.ctor_args.first());
             let factor = chain
                 .step("factor")
                 .map_or(Some(1.0), |s| ms(s.args.first()));
             match (base, take, factor) {
+                // retry's `Exponential`: base * 2^n.
+                (Some(b), Some(n), _) if advice == RETRY => Some(b * 2f64.powf(n) / 1000.0),
+                // tokio-retry2's `ExponentialFactorBackoff::from_millis(b, f)`: b * f^n.
+                (Some(b), Some(n), _)
+                    if chain
+                        .root
+                        .last()
+                        .is_some_and(|l| l == "ExponentialFactorBackoff") =>
+                {
+                    let f = ms(chain.ctor_args.get(1)).unwrap_or(2.0);
+                    Some(b * f.powf(n) / 1000.0)
+                }
+                // tokio-retry's `ExponentialBackoff::from_millis(b)`: b, b^2, b^3, ... (times `factor`).
                 (Some(b), Some(n), Some(f)) => Some(b.powf(n) * f / 1000.0),
                 _ => None,
             }
@@ -242,9 +263,66 @@ fn facts_of(chain: &Chain<'_>, scope: &FileScope<'_>, locals: &Locals<'_>) -> Op
     })
 }
 
-/// backoff's builder and tryhard / again policies.
+const RETRY_POLICIES: PolicyAdvice = PolicyAdvice {
+    crate_name: "retry-policies",
+    bound: "unbounded",
+    jitter: "`Jitter::None` turns off retry-policies' default full jitter: keep `Jitter::Full`",
+    cap: "the default cap is 30 minutes: set `retry_bounds(min, max)` with a max of seconds",
+    fixed: "the wait does not grow",
+    immediate: "no wait between attempts",
+};
+
+const RETRYING: PolicyAdvice = PolicyAdvice {
+    crate_name: "retrying",
+    bound: "no `stop`: retried until it succeeds; add `stop = attempts(n)`",
+    jitter: "`wait = exponential(..)` has no jitter: use `wait = random(..)` or jitter by hand",
+    cap: "the exponential wait's default max is an hour: set `max = ..` in seconds",
+    fixed: "`wait = fixed(..)` waits the same time every attempt",
+    immediate: "no `wait`: the attempts follow each other at once",
+};
+
+/// backoff's builder and tryhard / again / retry-policies policies.
 fn facts_of_other(chain: &Chain<'_>, scope: &FileScope<'_>, locals: &Locals<'_>) -> Option<Facts> {
-    let _ = (scope, locals);
+    let ms = |e: Option<&&Expr>| arg_ms(scope, locals, e);
+    // retry-policies / reqwest-retry: ExponentialBackoff::builder()...build_with_*(..)
+    if chain.root_is("ExponentialBackoff", &["builder"]) {
+        let jitter = !chain.step("jitter").is_some_and(|s| {
+            s.args.first().is_some_and(|a| {
+                quote::ToTokens::to_token_stream(a)
+                    .to_string()
+                    .contains("None")
+            })
+        });
+        // Default bounds: 1 s doubling, capped at 30 minutes.
+        let max_ms = chain
+            .step("retry_bounds")
+            .and_then(|s| ms(s.args.get(1)))
+            .unwrap_or(30.0 * 60_000.0);
+        let min_ms = chain
+            .step("retry_bounds")
+            .and_then(|s| ms(s.args.first()))
+            .unwrap_or(1000.0);
+        let longest = if let Some(n) = chain
+            .step("build_with_max_retries")
+            .and_then(|s| ms(s.args.first()))
+        {
+            Some((min_ms * 2f64.powf((n - 1.0).max(0.0))).min(max_ms) / 1000.0)
+        } else {
+            chain
+                .step("build_with_total_retry_duration")
+                .and_then(|s| ms(s.args.first()))
+                .map(|total| total.min(max_ms) / 1000.0)
+        };
+        return Some(Facts {
+            advice: RETRY_POLICIES,
+            unbounded: false,
+            kind: Some(DelayKind::Growing),
+            jitter,
+            // A cap of a minute or less is a cap; the 30-minute default is not.
+            capped: max_ms <= 60_000.0,
+            longest_secs: longest,
+        });
+    }
     // backoff: ExponentialBackoffBuilder::new()...build()
     if chain.root_is("ExponentialBackoffBuilder", &["new", "default"]) {
         let unbounded = chain
@@ -272,8 +350,16 @@ fn facts_of_other(chain: &Chain<'_>, scope: &FileScope<'_>, locals: &Locals<'_>)
             longest_secs: None,
         });
     }
-    // tryhard: retry_fn(f).retries(n)[.exponential_backoff(d)|.fixed_backoff(d)|...]
-    if chain.root.last().is_some_and(|l| l == "retry_fn") && chain.has("retries") {
+    // tryhard: retry_fn(f).retries(n)[.exponential_backoff(d)|...] or RetryFutureConfig::new(n)
+    let tryhard_config = chain.root_is("RetryFutureConfig", &["new"]);
+    if (chain.root.last().is_some_and(|l| l == "retry_fn") && chain.has("retries"))
+        || tryhard_config
+    {
+        let retries = if tryhard_config {
+            ms(chain.ctor_args.first())
+        } else {
+            chain.step("retries").and_then(|s| ms(s.args.first()))
+        };
         let (kind, jitter) = if chain.has_any(&["exponential_backoff", "linear_backoff"]) {
             (Some(DelayKind::Growing), false)
         } else if chain.has("fixed_backoff") {
@@ -283,13 +369,20 @@ fn facts_of_other(chain: &Chain<'_>, scope: &FileScope<'_>, locals: &Locals<'_>)
         } else {
             (None, false)
         };
+        let capped = chain.has("max_delay");
+        let longest = chain
+            .step("exponential_backoff")
+            .and_then(|s| ms(s.args.first()))
+            .zip(retries)
+            .filter(|_| !capped)
+            .map(|(base, n)| base * 2f64.powf((n - 1.0).max(0.0)) / 1000.0);
         return Some(Facts {
             advice: TRYHARD,
             unbounded: false,
             kind,
             jitter,
-            capped: chain.has("max_delay"),
-            longest_secs: None,
+            capped,
+            longest_secs: longest,
         });
     }
     // again: RetryPolicy::exponential(d) / ::fixed(d)
@@ -298,6 +391,14 @@ fn facts_of_other(chain: &Chain<'_>, scope: &FileScope<'_>, locals: &Locals<'_>)
         let jitter = chain
             .step("with_jitter")
             .is_some_and(|s| s.args.first().is_some_and(|a| !is_false(a)));
+        let capped = !growing || chain.has("with_max_delay");
+        let retries = chain
+            .step("with_max_retries")
+            .map_or(Some(5.0), |s| ms(s.args.first()));
+        let longest = ms(chain.ctor_args.first())
+            .zip(retries)
+            .filter(|_| !capped)
+            .map(|(base, n)| base * 2f64.powf((n - 1.0).max(0.0)) / 1000.0);
         return Some(Facts {
             advice: AGAIN,
             unbounded: false,
@@ -307,6 +408,22 @@ fn facts_of_other(chain: &Chain<'_>, scope: &FileScope<'_>, locals: &Locals<'_>)
                 DelayKind::Constant
             }),
             jitter,
+            capped,
+            longest_secs: longest,
+        });
+    }
+    // again's free functions use its default policy: 1 s doubling, 5 retries, no jitter.
+    if chain.root.first().is_some_and(|r| r == "again")
+        && matches!(
+            chain.root.last().map(String::as_str),
+            Some("retry" | "retry_if")
+        )
+    {
+        return Some(Facts {
+            advice: AGAIN,
+            unbounded: false,
+            kind: Some(DelayKind::Growing),
+            jitter: false,
             capped: true,
             longest_secs: None,
         });
@@ -330,6 +447,17 @@ fn is_false(e: &Expr) -> bool {
 /// backoff's struct literal: `ExponentialBackoff { max_elapsed_time: None, .. }`.
 fn struct_facts(s: &syn::ExprStruct, scope: &FileScope<'_>) -> Option<Facts> {
     let full = scope.resolve(&s.path);
+    if full.last().map(String::as_str) == Some("Zero") && full.iter().any(|p| p == "backoff") {
+        // backoff's `Zero`: no wait, never stops.
+        return Some(Facts {
+            advice: BACKOFF,
+            unbounded: true,
+            kind: None,
+            jitter: false,
+            capped: true,
+            longest_secs: None,
+        });
+    }
     if full.last().map(String::as_str) != Some("ExponentialBackoff") {
         return None;
     }
@@ -341,13 +469,20 @@ fn struct_facts(s: &syn::ExprStruct, scope: &FileScope<'_>) -> Option<Facts> {
     };
     let unbounded = field("max_elapsed_time").is_some_and(is_none);
     let jitter = !field("randomization_factor").is_some_and(is_zero);
+    // `max_interval: Duration::MAX` is no cap; the 15-minute elapsed-time default lets a wait
+    // grow well past a minute.
+    let capped = !field("max_interval").is_some_and(|e| {
+        quote::ToTokens::to_token_stream(e)
+            .to_string()
+            .contains("MAX")
+    });
     Some(Facts {
         advice: BACKOFF,
         unbounded,
         kind: Some(DelayKind::Growing),
         jitter,
-        capped: true,
-        longest_secs: None,
+        capped,
+        longest_secs: (!capped).then_some(if unbounded { f64::INFINITY } else { 900.0 }),
     })
 }
 
@@ -381,15 +516,119 @@ fn chain_of<'a>(
         }
         Expr::Paren(p) => chain_of(&p.expr, scope, locals, depth + 1),
         Expr::Reference(r) => chain_of(&r.expr, scope, locals, depth + 1),
-        Expr::Path(_) => {
+        Expr::Path(p) => {
             let key = place_key(e)?;
             match locals.lets.get(&key).map(Vec::as_slice) {
                 Some([one]) => chain_of(one, scope, locals, depth + 1),
+                // A unit struct used as a policy (`NoDelay.take(3)`).
+                _ if key.chars().next().is_some_and(char::is_uppercase) => Some(Chain {
+                    root: scope.resolve(&p.path),
+                    ctor_args: Vec::new(),
+                    steps: Vec::new(),
+                }),
                 _ => None,
             }
         }
         _ => None,
     }
+}
+
+/// Methods that run a policy rather than configure it (`policy.retry(|| ..)`).
+fn is_run_method(name: &str) -> bool {
+    matches!(
+        name,
+        "retry" | "retry_if" | "retry_notify" | "spawn" | "call" | "run" | "when" | "notify"
+    )
+}
+
+/// A retry attribute on a function: backon's `#[backon(..)]` and retrying's `#[retry(..)]`.
+#[must_use]
+pub fn attribute_site(
+    attrs: &[syn::Attribute],
+    scope: &FileScope<'_>,
+    index: &LineIndex<'_>,
+) -> Option<RetrySite> {
+    for a in attrs {
+        let full = scope.resolve(a.path());
+        let last = full.last().map(String::as_str);
+        let args = quote::ToTokens::to_token_stream(&a.meta)
+            .to_string()
+            .replace(' ', "");
+        let facts = if last == Some("backon") {
+            // Default builder: `ExponentialBuilder::default` (jitter off). A builder made by a
+            // function of this file is read from its body; of another file, not at all.
+            let named = args
+                .split("backoff=")
+                .nth(1)
+                .and_then(|r| r.split([',', ')']).next())
+                .filter(|b| !b.contains("Builder"));
+            let args = match named {
+                Some(f) => match scope.function(f.rsplit("::").next().unwrap_or(f)) {
+                    Some(g) => quote::ToTokens::to_token_stream(g.block)
+                        .to_string()
+                        .replace(' ', ""),
+                    None => continue,
+                },
+                None => args,
+            };
+            let constant = args.contains("ConstantBuilder");
+            Facts {
+                advice: BACKON,
+                unbounded: args.contains("without_max_times"),
+                kind: Some(if constant {
+                    DelayKind::Constant
+                } else {
+                    DelayKind::Growing
+                }),
+                jitter: args.contains("with_jitter"),
+                capped: true,
+                longest_secs: None,
+            }
+        } else if last == Some("retry") && full.first().is_some_and(|r| r == "retrying") {
+            let wait = if args.contains("wait=fixed") {
+                Some(DelayKind::Constant)
+            } else if args.contains("wait=exponential") {
+                Some(DelayKind::Growing)
+            } else if args.contains("wait=random") {
+                Some(DelayKind::Unknown)
+            } else {
+                None
+            };
+            let attempts = args
+                .split("attempts(")
+                .nth(1)
+                .and_then(|r| r.split(')').next())
+                .and_then(|n| n.parse::<f64>().ok());
+            // exponential(multiplier = m, max = x): m * 2^n seconds, x defaults to 3600.
+            let max_secs = args
+                .split("max=")
+                .nth(1)
+                .and_then(|r| r.split([',', ')']).next())
+                .and_then(|n| n.parse::<f64>().ok())
+                .unwrap_or(3600.0);
+            let multiplier = args
+                .split("multiplier=")
+                .nth(1)
+                .and_then(|r| r.split([',', ')']).next())
+                .and_then(|n| n.parse::<f64>().ok())
+                .unwrap_or(1.0);
+            let longest = (wait == Some(DelayKind::Growing))
+                .then(|| attempts.map(|n| (multiplier * 2f64.powf(n - 1.0)).min(max_secs)))
+                .flatten();
+            Facts {
+                advice: RETRYING,
+                unbounded: !args.contains("stop="),
+                kind: wait,
+                jitter: wait == Some(DelayKind::Unknown),
+                capped: max_secs <= 60.0,
+                longest_secs: longest,
+            }
+        } else {
+            continue;
+        };
+        return Some(site_of(index.of(a), &facts));
+    }
+    None
 }
 
 /// Finds the policies of one function body.
@@ -428,6 +667,10 @@ struct Finder<'a, 'c> {
 impl<'a> Visit<'a> for Finder<'a, '_> {
     fn visit_expr(&mut self, e: &'a Expr) {
         match e {
+            Expr::MethodCall(m) if is_run_method(&m.method.to_string()) => {
+                // `policy.retry(op)`: the policy is the receiver, reported where it is built.
+                syn::visit::visit_expr(self, e);
+            }
             Expr::MethodCall(_) | Expr::Call(_) => {
                 if let Some(chain) = chain_of(e, self.scope, self.locals, 0) {
                     if let Some(facts) = facts_of(&chain, self.scope, self.locals) {

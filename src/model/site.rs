@@ -167,6 +167,7 @@ impl<'a> Builder<'a, '_> {
             helper_closures: Vec::new(),
             timeout_depth: usize::from(deadline),
             scope: self.scope,
+            locals: &locals,
             timeout_vars: &self.timeout_vars,
         };
         finder.visit_block(f.block);
@@ -182,7 +183,7 @@ impl<'a> Builder<'a, '_> {
         for (call, closure) in finder.helper_closures {
             retries_at.get_or_insert(self.index.of(call));
             let keys = per_attempt_keys(closure, self.scope, self.index, &name);
-            let facts = AttemptFacts::of_expr(closure, self.scope, self.index);
+            let facts = AttemptFacts::of_expr(closure, self.scope, self.index, Some(&locals));
             self.sites
                 .push(helper_site(self.index.of(call), keys, facts));
         }
@@ -191,7 +192,8 @@ impl<'a> Builder<'a, '_> {
                 // `#[retryable]` resends a write only with a key or when declared idempotent.
                 retries_at.get_or_insert(self.index.of(&f.sig.ident));
                 let keys = per_attempt_keys(f.block, self.scope, self.index, &name);
-                let mut facts = AttemptFacts::of_block(f.block, self.scope, self.index);
+                let mut facts =
+                    AttemptFacts::of_block(f.block, self.scope, self.index, Some(&locals));
                 facts.writes.clear();
                 self.sites
                     .push(helper_site(self.index.of(&f.sig.ident), keys, facts));
@@ -199,11 +201,15 @@ impl<'a> Builder<'a, '_> {
             Some(RetryAttr::Other) => {
                 retries_at.get_or_insert(self.index.of(&f.sig.ident));
                 let keys = per_attempt_keys(f.block, self.scope, self.index, &name);
-                let facts = AttemptFacts::of_block(f.block, self.scope, self.index);
+                let facts = AttemptFacts::of_block(f.block, self.scope, self.index, Some(&locals));
                 self.sites
                     .push(helper_site(self.index.of(&f.sig.ident), keys, facts));
             }
             None => {}
+        }
+        if let Some(site) = super::policies::attribute_site(f.attrs, self.scope, self.index) {
+            retries_at.get_or_insert(site.head);
+            self.sites.push(site);
         }
         for site in super::policies::policy_sites(f.block, self.scope, &locals, self.index) {
             retries_at.get_or_insert(site.head);
@@ -350,6 +356,11 @@ impl<'a> Builder<'a, '_> {
         }
         // An attempt counter: the `for` range, or a count stepped on a path that goes round
         // again or tested on a way out (not any `+= 1` in the body, such as a tally of items).
+        // Following redirects or a cursor: the operation's input is replaced by what the last
+        // answer pointed to, so each pass sends something new.
+        if follows_pointer(&result, body, &facts, self.index) {
+            return None;
+        }
         let has_counter = !extra_counters.is_empty()
             || result
                 .continues
@@ -384,7 +395,7 @@ impl<'a> Builder<'a, '_> {
             .iter()
             .find(|c| c.outcome.may_fail() && !c.readiness)
             .map(|c| c.err_arm.unwrap_or(c.span));
-        let per_attempt = AttemptFacts::of_expr(l, self.scope, self.index);
+        let per_attempt = AttemptFacts::of_expr(l, self.scope, self.index, Some(locals));
         let blind = is_blind(&result, body);
         let has_keys = !keys.is_empty();
         Some(RetrySite {
@@ -710,7 +721,7 @@ impl<'a> Builder<'a, '_> {
         let head = retry_calls[0].span;
         let statuses = self.statuses(&result, f.block);
         let keys = per_attempt_keys(f.block, self.scope, self.index, &name);
-        let per_attempt = AttemptFacts::of_block(f.block, self.scope, self.index);
+        let per_attempt = AttemptFacts::of_block(f.block, self.scope, self.index, Some(locals));
         let blind = is_blind(&result, f.block);
         let has_keys = !keys.is_empty();
         Some(RetrySite {
@@ -806,7 +817,7 @@ fn is_blind(result: &FlowResult, body: &Block) -> bool {
         .any(|c| match &c.status {
             Some(st) if reauth => !st.set.intersect(auth.complement()).is_empty(),
             Some(_) => true,
-            None => !c.classified || c.kinds.transient,
+            None => !c.picked || c.kinds.transient,
         })
 }
 
@@ -828,7 +839,6 @@ fn resends_only_unprocessed(result: &FlowResult) -> bool {
         })
 }
 
-
 /// Whether code sends an idempotency key (a header, field or variable named like one).
 fn mentions_key(text: &str) -> bool {
     text.split(|c: char| !c.is_alphanumeric() && c != '_' && c != '-')
@@ -845,14 +855,26 @@ struct AttemptFacts {
 }
 
 impl AttemptFacts {
-    fn of_block<'a>(body: &'a Block, scope: &FileScope<'a>, index: &LineIndex<'a>) -> Self {
+    fn of_block<'a>(
+        body: &'a Block,
+        scope: &FileScope<'a>,
+        index: &LineIndex<'a>,
+        locals: Option<&Locals<'a>>,
+    ) -> Self {
         let mut v = AttemptVisitor::new(scope, index, true);
+        v.locals = locals;
         v.visit_block(body);
         v.finish(&quote::ToTokens::to_token_stream(body).to_string())
     }
 
-    fn of_expr<'a>(body: &'a Expr, scope: &FileScope<'a>, index: &LineIndex<'a>) -> Self {
+    fn of_expr<'a>(
+        body: &'a Expr,
+        scope: &FileScope<'a>,
+        index: &LineIndex<'a>,
+        locals: Option<&Locals<'a>>,
+    ) -> Self {
         let mut v = AttemptVisitor::new(scope, index, true);
+        v.locals = locals;
         v.visit_expr(body);
         v.finish(&quote::ToTokens::to_token_stream(body).to_string())
     }
@@ -861,6 +883,8 @@ impl AttemptFacts {
 struct AttemptVisitor<'a, 'c> {
     scope: &'c FileScope<'a>,
     index: &'c LineIndex<'a>,
+    /// The enclosing function's bindings, when known (for parameter types).
+    locals: Option<&'c Locals<'a>>,
     writes: Vec<Span>,
     calls: Vec<(String, Span)>,
     /// Follow calls into functions of this file that build a write (one level).
@@ -872,10 +896,21 @@ impl<'a, 'c> AttemptVisitor<'a, 'c> {
         AttemptVisitor {
             scope,
             index,
+            locals: None,
             writes: Vec::new(),
             calls: Vec::new(),
             follow,
         }
+    }
+
+    /// `js.publish(..)` where the function's parameter `js` is typed from a broker crate.
+    fn messaging_receiver(&self, recv: &Expr) -> bool {
+        let Some(locals) = self.locals else {
+            return false;
+        };
+        place_key(recv)
+            .and_then(|k| locals.param_types.get(&k))
+            .is_some_and(|ty| MESSAGING_CRATES.iter().any(|c| ty.contains(c)))
     }
 
     fn finish(self, text: &str) -> AttemptFacts {
@@ -917,6 +952,23 @@ fn reads_retry_after(text: &str) -> bool {
         || t.contains("parse_retry_after")
 }
 
+/// Message broker crates: a parameter of one of their types publishes messages.
+const MESSAGING_CRATES: &[&str] = &[
+    "async_nats",
+    "nats",
+    "lapin",
+    "rdkafka",
+    "kafka",
+    "aws_sdk_sns",
+    "aws_sdk_sqs",
+    "aws_sdk_kinesis",
+    "pulsar",
+    "rumqttc",
+    "paho_mqtt",
+    "google_cloud_pubsub",
+    "fluvio",
+];
+
 /// Receivers that publish to a queue or a log (`producer.send(record)`).
 fn is_queue_receiver(e: &Expr) -> bool {
     let t = quote::ToTokens::to_token_stream(e)
@@ -950,9 +1002,15 @@ fn is_insert_sql(e: &Expr) -> bool {
         .to_ascii_lowercase();
     let s = t.trim_start_matches(['"', 'r', '#', ' ']);
     s.starts_with("insert")
-        && !["on conflict", "on duplicate key", "insert ignore", "insert or ignore", "insert or replace"]
-            .iter()
-            .any(|w| t.contains(w))
+        && ![
+            "on conflict",
+            "on duplicate key",
+            "insert ignore",
+            "insert or ignore",
+            "insert or replace",
+        ]
+        .iter()
+        .any(|w| t.contains(w))
 }
 
 /// Whether a method chain starts from `query("INSERT ..")` (sqlx, diesel's `sql_query`).
@@ -998,7 +1056,9 @@ impl<'a> Visit<'a> for AttemptVisitor<'a, '_> {
                     | "put_records" | "send_batch" => true,
                     // `bus.publish(event)` on a type this file does not show to be a queue
                     // client is left alone.
-                    "publish" | "produce" | "enqueue" => is_queue_receiver(&m.receiver),
+                    "publish" | "produce" | "enqueue" => {
+                        is_queue_receiver(&m.receiver) || self.messaging_receiver(&m.receiver)
+                    }
                     "execute" | "query" | "execute_many" | "query_one" | "query_opt"
                     | "fetch_one" | "fetch_all" | "fetch_optional" => {
                         m.args.first().is_some_and(is_insert_sql) || chain_inserts(&m.receiver)
@@ -1594,6 +1654,73 @@ impl<'ast> Visit<'ast> for StatusErrors<'_, '_, '_> {
     fn visit_item(&mut self, _: &'ast syn::Item) {}
 }
 
+/// Whether a tested operation uses a place the loop replaces with where the last answer points
+/// (`url = resp.headers().get(LOCATION)..`, `cursor = page.next_cursor`).
+fn follows_pointer(
+    result: &FlowResult,
+    body: &Block,
+    facts: &LoopFacts<'_>,
+    index: &LineIndex<'_>,
+) -> bool {
+    facts.mutations.iter().any(|(key, muts)| {
+        !facts.counters.contains(key)
+            && muts.iter().any(|m| match m {
+                super::values::Mutation::Assign(rhs) => {
+                    let t = quote::ToTokens::to_token_stream(*rhs)
+                        .to_string()
+                        .to_ascii_lowercase();
+                    t.split(|c: char| !c.is_alphanumeric() && c != '_')
+                        .any(|w| {
+                            matches!(
+                                w,
+                                "location"
+                                    | "redirect"
+                                    | "next"
+                                    | "cursor"
+                                    | "next_cursor"
+                                    | "continuation"
+                                    | "continuation_token"
+                                    | "page_token"
+                                    | "next_page"
+                                    | "next_page_token"
+                                    | "next_url"
+                                    | "next_link"
+                                    | "href"
+                            )
+                        })
+                }
+                super::values::Mutation::Compound(..) => false,
+            })
+            && (tested_ops_mention(result, index, key) || passed_to_call(body, key))
+    })
+}
+
+/// Whether `key` is passed to a call in `body` (`client.get(&url)`).
+fn passed_to_call(body: &Block, key: &str) -> bool {
+    struct P<'k> {
+        key: &'k str,
+        found: bool,
+    }
+    impl<'ast> Visit<'ast> for P<'_> {
+        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            if m.args.iter().any(|a| super::values::mentions(a, self.key)) {
+                self.found = true;
+            }
+            syn::visit::visit_expr_method_call(self, m);
+        }
+        fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+            if c.args.iter().any(|a| super::values::mentions(a, self.key)) {
+                self.found = true;
+            }
+            syn::visit::visit_expr_call(self, c);
+        }
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    let mut p = P { key, found: false };
+    p.visit_block(body);
+    p.found
+}
+
 /// `names`, and the `let`s of `body` computed from them (`let body = Request { model, .. }`).
 fn derived_names(body: &Block, names: &[String]) -> Vec<String> {
     let mut out = names.to_vec();
@@ -1808,6 +1935,7 @@ struct LoopFinder<'a, 'c> {
     helper_closures: Vec<(&'a Expr, &'a Expr)>,
     timeout_depth: usize,
     scope: &'c FileScope<'a>,
+    locals: &'c Locals<'a>,
     timeout_vars: &'c HashSet<String>,
 }
 
@@ -1888,11 +2016,16 @@ impl<'a> Visit<'a> for LoopFinder<'a, '_> {
             Expr::MethodCall(m) => {
                 let name = m.method.to_string();
                 if is_retry_helper(&name) {
-                    // `(|| async { .. }).retry(policy)`: the receiver is the operation.
+                    // `(|| async { .. }).retry(policy)`: the receiver is the operation; so is a
+                    // variable holding the closure (`let send = || ..; send.retry(..)`).
                     let recv = match &*m.receiver {
                         Expr::Paren(p) => &*p.expr,
                         other => other,
                     };
+                    let recv = place_key(recv)
+                        .and_then(|k| self.locals.lets.get(&k))
+                        .and_then(|v| v.first().copied())
+                        .unwrap_or(recv);
                     if let Expr::Closure(c) = recv {
                         self.helper_closures.push((e, &c.body));
                     }

@@ -144,6 +144,8 @@ pub struct Locals<'a> {
     pub randomized: HashSet<String>,
     /// Names bound inside a `Status(..)` pattern (`Err(ureq::Error::Status(code, _))`).
     pub statuses: HashSet<String>,
+    /// The written type of each parameter (`js` → `&async_nats::jetstream::Context`).
+    pub param_types: HashMap<String, String>,
 }
 
 impl<'a> Locals<'a> {
@@ -154,6 +156,10 @@ impl<'a> Locals<'a> {
             if let syn::FnArg::Typed(t) = input {
                 let mut names = Vec::new();
                 pat_bindings(&t.pat, &mut names);
+                let ty = quote::ToTokens::to_token_stream(&*t.ty).to_string();
+                for n in &names {
+                    l.param_types.insert(n.clone(), ty.clone());
+                }
                 l.params.extend(names);
             }
         }
