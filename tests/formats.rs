@@ -337,6 +337,20 @@ fn sarif_paths_are_relative_to_the_repository_root() {
         location["artifactLocation"]["uri"],
         "crates/app/src/my%20retry.rs"
     );
+    // A file outside the repository keeps an absolute URI, without a base.
+    let elsewhere = TempDir::new().expect("another temp dir");
+    write(elsewhere.path(), "outside.rs", UNBOUNDED_FIXED);
+    let outside = elsewhere.path().join("outside.rs");
+    let log_outside = sarif(&app, &[outside.to_str().expect("UTF-8 path")]);
+    let artifact = &log_outside["runs"][0]["results"][0]["locations"][0]["physicalLocation"]
+        ["artifactLocation"];
+    assert_eq!(artifact["uriBaseId"], Value::Null, "{artifact}");
+    let uri = str_of(artifact, "uri");
+    assert!(
+        uri.starts_with("file:///") && uri.ends_with("/outside.rs"),
+        "{uri}"
+    );
+
     let root_uri = str_of(&run["originalUriBaseIds"]["%SRCROOT%"], "uri");
     let root = dir.path().canonicalize().expect("canonical temp dir");
     assert!(

@@ -30,15 +30,6 @@ impl Root {
         Ok(Root { cwd, dir })
     }
 
-    /// A root at `dir`, for paths given relative to `cwd` (both made absolute against the
-    /// process's current directory if they are relative).
-    #[must_use]
-    pub fn new(cwd: &Path, dir: &Path) -> Root {
-        let cwd = absolute(cwd, &std::env::current_dir().unwrap_or_default());
-        let dir = absolute(dir, &cwd);
-        Root { cwd, dir }
-    }
-
     /// The root directory (absolute, cleaned).
     #[must_use]
     pub fn dir(&self) -> &Path {
