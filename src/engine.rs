@@ -26,6 +26,11 @@ impl Settings {
         self.overrides.insert(rule, level);
     }
 
+    /// The levels set with [`Settings::set_level`], in no particular order.
+    pub fn overrides(&self) -> impl Iterator<Item = (Rule, Level)> + '_ {
+        self.overrides.iter().map(|(rule, level)| (*rule, *level))
+    }
+
     /// The level a rule runs at (`Allow` = not run).
     #[must_use]
     pub fn level(&self, rule: Rule) -> Level {

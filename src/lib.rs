@@ -11,6 +11,8 @@
 
 #[cfg(feature = "analysis")]
 pub mod checks;
+#[cfg(feature = "cli")]
+pub mod config;
 #[cfg(feature = "analysis")]
 pub mod diagnostic;
 #[cfg(feature = "analysis")]

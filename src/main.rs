@@ -5,10 +5,12 @@ use std::io::{self, BufWriter, IsTerminal, Write};
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use codespan_reporting::term::termcolor::{BufferedStandardStream, ColorChoice};
 
+use retry_audit::config;
 use retry_audit::render::location::Root;
 use retry_audit::render::{self, cargo_json, concise, github, gitlab, human, json, sarif};
 use retry_audit::scan::{self, ScanOptions, ScanReport};
@@ -99,6 +101,16 @@ struct CheckArgs {
     /// when there is something to fix.
     #[arg(long)]
     diff: bool,
+
+    /// Read the configuration from FILE (a `retry-audit.toml`, or a `Cargo.toml` with a
+    /// `[package.metadata.retry-audit]` or `[workspace.metadata.retry-audit]` table) instead of
+    /// looking for one from the current directory upward.
+    #[arg(long, value_name = "FILE", conflicts_with = "isolated")]
+    config: Option<PathBuf>,
+
+    /// Ignore every configuration file: rule defaults and command-line flags only.
+    #[arg(long)]
+    isolated: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -167,12 +179,37 @@ fn main() -> ExitCode {
     exit_after_output(result, ExitCode::SUCCESS)
 }
 
+/// What to scan and with which settings: the paths given, the configuration file, the
+/// command-line levels on top.
+fn scan_options(args: &CheckArgs, matches: &ArgMatches) -> Result<ScanOptions, String> {
+    let here = std::path::Path::new(".");
+    let config = if args.isolated {
+        config::Config::default()
+    } else if let Some(path) = &args.config {
+        config::load(path).map_err(|e| e.to_string())?
+    } else {
+        config::discover(here)
+            .map_err(|e| e.to_string())?
+            .unwrap_or_default()
+    };
+    let run = config::RunConfig::new(config, &settings(args, matches));
+    Ok(ScanOptions {
+        paths: args.paths.clone(),
+        settings: run.settings().clone(),
+        jobs: args.jobs,
+        config: Some(Arc::new(run)),
+        skip_nested_packages: false,
+    })
+}
+
 /// The default command: scan, render, exit 1 if anything is at error level.
 fn check(args: &CheckArgs, matches: &ArgMatches) -> ExitCode {
-    let options = ScanOptions {
-        paths: args.paths.clone(),
-        settings: settings(args, matches),
-        jobs: args.jobs,
+    let options = match scan_options(args, matches) {
+        Ok(options) => options,
+        Err(e) => {
+            report_error(&format!("error: {e}"));
+            return ExitCode::from(2);
+        }
     };
     let report = match scan::scan(&options) {
         Ok(report) => report,

@@ -12,10 +12,12 @@ use std::fmt;
 use std::num::NonZeroUsize;
 use std::panic::{self, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use ignore::WalkBuilder;
 use rayon::prelude::*;
 
+use crate::config::RunConfig;
 use crate::diagnostic::Diagnostic;
 use crate::engine::{self, FileError, Settings};
 use crate::registry::Level;
@@ -29,6 +31,12 @@ pub struct ScanOptions {
     pub settings: Settings,
     /// Number of worker threads; `None` uses every core.
     pub jobs: Option<NonZeroUsize>,
+    /// The configuration in force: when set, it gives each file its settings (per-path levels)
+    /// instead of `settings`, and its `exclude` patterns prune the walk.
+    pub config: Option<Arc<RunConfig>>,
+    /// Skip subdirectories that hold their own `Cargo.toml` while walking (other packages;
+    /// `cargo retry-audit` scans each workspace member by itself).
+    pub skip_nested_packages: bool,
 }
 
 /// The outcome of a whole scan: one entry per file found, sorted by path.
@@ -194,7 +202,7 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
     } else {
         &options.paths[..]
     };
-    let candidates = collect_files(roots)?;
+    let candidates = collect_files(roots, &walk_filter(options))?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(thread_count(options.jobs, candidates.len()))
         .stack_size(engine::PARSE_STACK)
@@ -206,7 +214,11 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
             .into_par_iter()
             .map(|candidate| match candidate {
                 Candidate::File(path) => {
-                    let outcome = check_file(&path, &options.settings);
+                    let settings = match &options.config {
+                        Some(config) => config.settings_for(&path),
+                        None => std::borrow::Cow::Borrowed(&options.settings),
+                    };
+                    let outcome = check_file(&path, &settings);
                     FileReport { path, outcome }
                 }
                 Candidate::Unreadable(path, message) => FileReport {
@@ -241,8 +253,23 @@ impl Candidate {
     }
 }
 
+/// Which directory entries a walk skips beyond the built-in rules (`exclude` patterns, nested
+/// packages); shared by the walker's threads.
+type WalkFilter = Arc<dyn Fn(&ignore::DirEntry) -> bool + Send + Sync>;
+
+fn walk_filter(options: &ScanOptions) -> WalkFilter {
+    let config = options.config.clone();
+    let skip_nested_packages = options.skip_nested_packages;
+    Arc::new(move |entry: &ignore::DirEntry| {
+        config
+            .as_ref()
+            .is_some_and(|config| config.is_excluded(entry.path()))
+            || (skip_nested_packages && is_dir(entry) && entry.path().join("Cargo.toml").is_file())
+    })
+}
+
 /// Expands the roots into candidate files, sorted by path and without duplicates.
-fn collect_files(roots: &[PathBuf]) -> Result<Vec<Candidate>, ScanError> {
+fn collect_files(roots: &[PathBuf], skip: &WalkFilter) -> Result<Vec<Candidate>, ScanError> {
     let mut candidates = Vec::new();
     for root in roots {
         let metadata = std::fs::metadata(root).map_err(|e| ScanError::Path {
@@ -250,7 +277,7 @@ fn collect_files(roots: &[PathBuf]) -> Result<Vec<Candidate>, ScanError> {
             message: e.to_string(),
         })?;
         if metadata.is_dir() {
-            walk_dir(root, &mut candidates);
+            walk_dir(root, skip, &mut candidates);
         } else if metadata.is_file() {
             candidates.push(Candidate::File(root.clone()));
         } else {
@@ -266,12 +293,17 @@ fn collect_files(roots: &[PathBuf]) -> Result<Vec<Candidate>, ScanError> {
     Ok(candidates)
 }
 
-/// Adds the `.rs` files under `root` that are not hidden, ignored or inside a `target` directory.
-fn walk_dir(root: &Path, out: &mut Vec<Candidate>) {
+/// Adds the `.rs` files under `root` that are not hidden, ignored, inside a `target` directory
+/// or skipped by `skip` (which never sees `root` itself).
+fn walk_dir(root: &Path, skip: &WalkFilter, out: &mut Vec<Candidate>) {
+    let skip = Arc::clone(skip);
     let walker = WalkBuilder::new(root)
         .require_git(false)
         .follow_links(false)
-        .filter_entry(|entry| !(is_dir(entry) && entry.file_name() == "target"))
+        .filter_entry(move |entry| {
+            let is_target = is_dir(entry) && entry.file_name() == "target";
+            !(is_target || skip(entry))
+        })
         .build();
     for entry in walker {
         match entry {
