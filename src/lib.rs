@@ -9,6 +9,8 @@
 //! The fix is here too, and always built: [`retryable`] and its runtime [`retry`], a retry that
 //! keeps every rule by construction. With `default-features = false` it is all this crate is.
 
+#[cfg(feature = "cli")]
+pub mod baseline;
 #[cfg(feature = "analysis")]
 pub mod checks;
 #[cfg(feature = "cli")]
@@ -32,6 +34,8 @@ pub mod retry;
 pub mod scan;
 #[cfg(feature = "analysis")]
 pub mod suppress;
+#[cfg(feature = "cli")]
+pub mod workspace;
 
 #[cfg(feature = "analysis")]
 pub use diagnostic::{Diagnostic, Edit, Fix, Label, Position, Span};

@@ -1,5 +1,6 @@
 //! The `retry-audit` command line: parses arguments, runs the scan, renders, sets the exit code
-//! (0: nothing at error level, 1: findings at error level, 2: usage, configuration or I/O error).
+//! (0: nothing at error level, 1: findings at error level, 2: usage, configuration or I/O error,
+//! or with `--strict` a file that could not be checked).
 
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::num::NonZeroUsize;
@@ -10,10 +11,10 @@ use std::sync::Arc;
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use codespan_reporting::term::termcolor::{BufferedStandardStream, ColorChoice};
 
-use retry_audit::config;
 use retry_audit::render::location::Root;
 use retry_audit::render::{self, cargo_json, concise, github, gitlab, human, json, sarif};
 use retry_audit::scan::{self, ScanOptions, ScanReport};
+use retry_audit::{baseline, config, workspace};
 use retry_audit::{fix, lsp};
 use retry_audit::{Level, Rule, Settings};
 
@@ -102,6 +103,12 @@ struct CheckArgs {
     #[arg(long)]
     diff: bool,
 
+    /// Exit with status 2 when a file could not be checked (unreadable, not UTF-8, does not
+    /// parse, too deeply nested), after reporting everything else. Without it, skipped files
+    /// are listed as warnings and do not change the exit status.
+    #[arg(long)]
+    strict: bool,
+
     /// Read the configuration from FILE (a `retry-audit.toml`, or a `Cargo.toml` with a
     /// `[package.metadata.retry-audit]` or `[workspace.metadata.retry-audit]` table) instead of
     /// looking for one from the current directory upward.
@@ -111,6 +118,15 @@ struct CheckArgs {
     /// Ignore every configuration file: rule defaults and command-line flags only.
     #[arg(long)]
     isolated: bool,
+
+    /// Report only the findings that are not recorded in the baseline FILE.
+    #[arg(long, value_name = "FILE", conflicts_with = "write_baseline")]
+    baseline: Option<PathBuf>,
+
+    /// Record every current finding in the baseline FILE (JSON) instead of reporting them;
+    /// exits 0.
+    #[arg(long, value_name = "FILE")]
+    write_baseline: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -164,8 +180,16 @@ fn parse_deny(code: &str) -> Result<Deny, String> {
     }
 }
 
-fn main() -> ExitCode {
-    let matches = Cli::command().get_matches();
+// `pub(crate)`: `src/bin/cargo-retry-audit.rs` includes this file as a module and calls it.
+pub(crate) fn main() -> ExitCode {
+    let (args, cargo) = command_line();
+    let command = Cli::command();
+    let command = if cargo {
+        command.bin_name("cargo retry-audit")
+    } else {
+        command
+    };
+    let matches = command.get_matches_from(args);
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
         Err(e) => e.exit(),
@@ -174,14 +198,33 @@ fn main() -> ExitCode {
         Some(Command::Explain { rule }) => print_to_stdout(|out| render::write_explain(rule, out)),
         Some(Command::Rules) => print_to_stdout(render::write_rule_list),
         Some(Command::Lsp) => return serve_lsp(),
-        None => return check(&cli.check, &matches),
+        None => return check(&cli.check, &matches, cargo),
     };
     exit_after_output(result, ExitCode::SUCCESS)
 }
 
-/// What to scan and with which settings: the paths given, the configuration file, the
-/// command-line levels on top.
-fn scan_options(args: &CheckArgs, matches: &ArgMatches) -> Result<ScanOptions, String> {
+/// The arguments, and whether this is `cargo retry-audit`: cargo runs the `cargo-retry-audit`
+/// binary (this same program, see `src/bin/cargo-retry-audit.rs`) with `retry-audit` as the
+/// first argument, which is dropped here.
+fn command_line() -> (Vec<std::ffi::OsString>, bool) {
+    let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let cargo = args
+        .first()
+        .and_then(|program| std::path::Path::new(program).file_stem())
+        .is_some_and(|stem| stem == "cargo-retry-audit");
+    if cargo && args.get(1).is_some_and(|arg| arg == "retry-audit") {
+        args.remove(1);
+    }
+    (args, cargo)
+}
+
+/// What to scan and with which settings: the paths given (for `cargo retry-audit` without
+/// paths, the workspace members), the configuration file, the command-line levels on top.
+fn scan_options(
+    args: &CheckArgs,
+    matches: &ArgMatches,
+    cargo: bool,
+) -> Result<ScanOptions, String> {
     let here = std::path::Path::new(".");
     let config = if args.isolated {
         config::Config::default()
@@ -193,18 +236,33 @@ fn scan_options(args: &CheckArgs, matches: &ArgMatches) -> Result<ScanOptions, S
             .unwrap_or_default()
     };
     let run = config::RunConfig::new(config, &settings(args, matches));
+    let paths_given = matches.value_source("paths") == Some(clap::parser::ValueSource::CommandLine);
+    let (paths, skip_nested_packages) = if cargo && !paths_given {
+        let cwd = config::absolute(here);
+        let members = workspace::members(here).map_err(|e| e.to_string())?;
+        let paths = members
+            .iter()
+            .map(|member| match config::relative_to(member, &cwd) {
+                relative if relative.as_os_str().is_empty() => PathBuf::from("."),
+                relative => relative,
+            })
+            .collect();
+        (paths, true)
+    } else {
+        (args.paths.clone(), false)
+    };
     Ok(ScanOptions {
-        paths: args.paths.clone(),
+        paths,
         settings: run.settings().clone(),
         jobs: args.jobs,
         config: Some(Arc::new(run)),
-        skip_nested_packages: false,
+        skip_nested_packages,
     })
 }
 
 /// The default command: scan, render, exit 1 if anything is at error level.
-fn check(args: &CheckArgs, matches: &ArgMatches) -> ExitCode {
-    let options = match scan_options(args, matches) {
+fn check(args: &CheckArgs, matches: &ArgMatches, cargo: bool) -> ExitCode {
+    let options = match scan_options(args, matches, cargo) {
         Ok(options) => options,
         Err(e) => {
             report_error(&format!("error: {e}"));
@@ -219,7 +277,8 @@ fn check(args: &CheckArgs, matches: &ArgMatches) -> ExitCode {
         }
     };
     if args.diff {
-        return show_fixes(&report, &options.settings);
+        let code = show_fixes(&report, &options.settings);
+        return strict_exit(&report, args.strict).unwrap_or(code);
     }
     let report = if args.fix {
         match fix_in_place(report, &options) {
@@ -229,12 +288,58 @@ fn check(args: &CheckArgs, matches: &ArgMatches) -> ExitCode {
     } else {
         report
     };
+    if let Some(path) = &args.write_baseline {
+        return match baseline::write(&report, path) {
+            Ok(recorded) => {
+                report_error(&format!(
+                    "retry-audit: recorded {} in {}",
+                    count(recorded, "finding", "findings"),
+                    path.display()
+                ));
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                report_error(&format!("error: {e}"));
+                ExitCode::from(2)
+            }
+        };
+    }
+    let mut report = report;
+    if let Some(path) = &args.baseline {
+        let filtered = baseline::Baseline::read(path).map(|b| b.filter(&mut report));
+        match filtered {
+            Ok(filtered) if filtered.hidden + filtered.stale > 0 => report_error(&format!(
+                "retry-audit: {} in the baseline hidden, {} no longer found",
+                count(filtered.hidden, "finding", "findings"),
+                filtered.stale
+            )),
+            Ok(_) => {}
+            Err(e) => {
+                report_error(&format!("error: {e}"));
+                return ExitCode::from(2);
+            }
+        }
+    }
     let code = if report.has_errors() {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     };
-    exit_after_output(write_report(&report, args), code)
+    let written = write_report(&report, args);
+    exit_after_output(written, strict_exit(&report, args.strict).unwrap_or(code))
+}
+
+/// `--strict`: a skipped file fails the run with status 2, said last on stderr (the skipped
+/// files themselves are listed with their reasons before).
+fn strict_exit(report: &ScanReport, strict: bool) -> Option<ExitCode> {
+    let skipped = report.counts().skipped;
+    (strict && skipped > 0).then(|| {
+        report_error(&format!(
+            "error: {} could not be checked (--strict)",
+            count(skipped, "file", "files")
+        ));
+        ExitCode::from(2)
+    })
 }
 
 /// `--diff`: the fixes as a unified diff on stdout, their count on stderr; exit status 1 when

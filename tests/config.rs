@@ -513,3 +513,44 @@ fn run_config_layers_defaults_rules_per_path_and_command_line() {
     );
     assert!(!run.is_excluded(&dir.path().join("tests/a.rs")));
 }
+
+/// The body of the fenced code block between `<!-- NAME:start -->` and `<!-- NAME:end -->`.
+fn readme_block(name: &str) -> String {
+    let readme = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+        .expect("README.md");
+    let start = format!("<!-- {name}:start -->");
+    let end = format!("<!-- {name}:end -->");
+    let from = readme.find(&start).expect("start marker") + start.len();
+    let section = &readme[from..from + readme[from..].find(&end).expect("end marker")];
+    let body = &section[section.find("```").expect("a fence")..];
+    let body = &body[body.find('\n').expect("fence line") + 1..];
+    body[..body.find("```").expect("closing fence")].to_owned()
+}
+
+#[test]
+fn the_readme_examples_are_valid_and_its_error_is_real() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let example = readme_block("config-example");
+    let config = config::parse(&example, &dir.path().join("retry-audit.toml"))
+        .unwrap_or_else(|e| panic!("README example: {e}"));
+    assert!(config.rules.contains(&(Rule::FixedDelay, Level::Error)));
+    assert_eq!(config.per_path.len(), 2);
+    assert_eq!(config.extensions.sleep_fns, ["crate::time::pause"]);
+    assert_eq!(config.extensions.status_accessors, ["http_status"]);
+
+    let manifest = readme_block("manifest-example");
+    let config = config::parse_manifest(&manifest, &dir.path().join("Cargo.toml"))
+        .unwrap_or_else(|e| panic!("README manifest example: {e}"))
+        .expect("a metadata table");
+    assert_eq!(config.exclude.patterns(), ["fuzz"]);
+    assert_eq!(config.per_path.len(), 1);
+
+    let broken = example.replace("fixed-delay = \"deny\"", "fixed-delay = \"loud\"");
+    assert_ne!(broken, example);
+    let error = config::parse(&broken, Path::new("retry-audit.toml")).expect_err("invalid");
+    assert_eq!(
+        format!("error: {error}\n"),
+        readme_block("config-error"),
+        "the README shows the error as printed"
+    );
+}
