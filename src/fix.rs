@@ -516,14 +516,16 @@ pub struct FixSummary {
     pub failed: usize,
 }
 
-/// Applies the fixes of every file of `report` that has any: with [`Mode::Diff`] the diffs go
-/// to `out`; with [`Mode::Write`] the files are replaced. Problems with single files are
+/// Applies the fixes of every file of `report` (the result of scanning with `options`) that
+/// has any: with [`Mode::Diff`] the diffs go to `out`; with [`Mode::Write`] the files are
+/// replaced. Each file is checked again with the settings the scan gave it (its configuration's
+/// per-path levels included). Problems with single files are
 /// written to `log` (`warning: not fixed PATH: ...` lines; a failing `log` is ignored) and
 /// counted; only a failure to write `out` is an error.
 #[cfg(feature = "cli")]
 pub fn fix_report(
     report: &crate::scan::ScanReport,
-    settings: &Settings,
+    options: &crate::scan::ScanOptions,
     mode: Mode,
     out: &mut dyn Write,
     log: &mut dyn Write,
@@ -538,7 +540,11 @@ pub fn fix_report(
             continue;
         };
         let path = file.path.display();
-        let outcome = match fix_source(source, Some(diagnostics.to_vec()), settings) {
+        let settings = match &options.config {
+            Some(config) => config.settings_for(&file.path),
+            None => Cow::Borrowed(&options.settings),
+        };
+        let outcome = match fix_source(source, Some(diagnostics.to_vec()), &settings) {
             Ok(outcome) => outcome,
             Err(e) => {
                 let _ = writeln!(log, "warning: not fixed {path}: {e}");

@@ -8,6 +8,9 @@
 //!   the secondary labels as related information.
 //! - `textDocument/codeAction` offers a preferred `quickfix` for each finding in the requested
 //!   range that carries a mechanical fix (RA005: create the key once, before the loop).
+//! - Each document is analysed with the configuration that applies to its file (found upward
+//!   from its directory, read again at every analysis); a document the configuration excludes
+//!   gets no findings, and an invalid configuration one warning (and the defaults).
 //! - A document that does not parse gets a single information-level diagnostic saying so, at the
 //!   parse error, and no findings: the syntax error itself is the compiler's (or
 //!   rust-analyzer's) to report. Analysis runs on a thread with a large stack, so no document
@@ -38,6 +41,7 @@ use lsp_types::{
     TextDocumentSyncSaveOptions, TextEdit, Url, WorkspaceEdit,
 };
 
+use crate::config;
 use crate::diagnostic::{Diagnostic, Label};
 use crate::engine::{self, FileError, Settings};
 use crate::fix;
@@ -377,8 +381,7 @@ impl Server<'_> {
         let encoding = self.encoding;
         if let Some(doc) = self.documents.get_mut(uri) {
             if doc.analysis.is_none() {
-                let settings = settings_for(uri);
-                doc.analysis = Some(analyse(uri, &doc.text, &settings, encoding));
+                doc.analysis = Some(analyse(uri, &doc.text, encoding));
             }
         }
     }
@@ -452,14 +455,70 @@ fn touches(a: Range, b: Range) -> bool {
     key(a.start) <= key(b.end) && key(b.start) <= key(a.end)
 }
 
-/// The settings for a document: the defaults. The command line's rule-level flags do not apply
-/// to the server.
-fn settings_for(_uri: &Url) -> Settings {
-    Settings::default()
+/// What the configuration says about one document.
+enum DocConfig {
+    /// Analyse it with these settings.
+    Use(Settings),
+    /// The configuration's `exclude` covers it: no findings.
+    Excluded,
+    /// The configuration file is invalid (the message says where and why): the defaults apply.
+    Invalid(String),
 }
 
-/// Analyses one document's text.
-fn analyse(uri: &Url, text: &str, settings: &Settings, encoding: Encoding) -> Analysis {
+/// The configuration that applies to a document's file, found upward from its directory as the
+/// command line finds it from the current one (`retry-audit.toml`, `.retry-audit.toml` or
+/// `Cargo.toml` metadata): rule levels, per-path levels, extensions and `exclude`. It is read
+/// again for every analysis, so edits to it apply at the next change or save. A document that
+/// is not a file (`untitled:`) gets the defaults.
+fn document_config(uri: &Url) -> DocConfig {
+    let Ok(path) = uri.to_file_path() else {
+        return DocConfig::Use(Settings::default());
+    };
+    let Some(dir) = path.parent() else {
+        return DocConfig::Use(Settings::default());
+    };
+    match config::discover(dir) {
+        Ok(None) => DocConfig::Use(Settings::default()),
+        Ok(Some(found)) => {
+            let run = config::RunConfig::new(found, &Settings::default());
+            if run.is_excluded(&path) {
+                DocConfig::Excluded
+            } else {
+                DocConfig::Use(run.settings_for(&path).into_owned())
+            }
+        }
+        Err(e) => DocConfig::Invalid(e.to_string()),
+    }
+}
+
+/// Analyses one document's text with the configuration that applies to it.
+fn analyse(uri: &Url, text: &str, encoding: Encoding) -> Analysis {
+    let (settings, config_error) = match document_config(uri) {
+        DocConfig::Use(settings) => (settings, None),
+        DocConfig::Excluded => {
+            return Analysis {
+                diagnostics: Vec::new(),
+                fixes: Vec::new(),
+            }
+        }
+        DocConfig::Invalid(message) => (Settings::default(), Some(message)),
+    };
+    let mut analysis = analyse_text(uri, text, &settings, encoding);
+    if let Some(message) = config_error {
+        analysis.diagnostics.push(lsp_types::Diagnostic {
+            range: Range::default(),
+            severity: Some(DiagnosticSeverity::WARNING),
+            code: Some(NumberOrString::String("config-error".to_owned())),
+            source: Some(SOURCE.to_owned()),
+            message: format!("invalid retry-audit configuration, the defaults apply: {message}"),
+            ..lsp_types::Diagnostic::default()
+        });
+    }
+    analysis
+}
+
+/// Analyses one document's text with the given settings.
+fn analyse_text(uri: &Url, text: &str, settings: &Settings, encoding: Encoding) -> Analysis {
     let index = LineIndex::new(text);
     match engine::check_source_on_big_stack(text, settings) {
         Ok(found) => {

@@ -277,7 +277,7 @@ fn check(args: &CheckArgs, matches: &ArgMatches, cargo: bool) -> ExitCode {
         }
     };
     if args.diff {
-        let code = show_fixes(&report, &options.settings);
+        let code = show_fixes(&report, &options);
         return strict_exit(&report, args.strict).unwrap_or(code);
     }
     let report = if args.fix {
@@ -344,12 +344,12 @@ fn strict_exit(report: &ScanReport, strict: bool) -> Option<ExitCode> {
 
 /// `--diff`: the fixes as a unified diff on stdout, their count on stderr; exit status 1 when
 /// there is something to fix.
-fn show_fixes(report: &ScanReport, settings: &Settings) -> ExitCode {
+fn show_fixes(report: &ScanReport, options: &ScanOptions) -> ExitCode {
     let _ = render::write_skipped(report, &mut io::stderr().lock());
     let mut out = BufWriter::new(io::stdout().lock());
     let result = fix::fix_report(
         report,
-        settings,
+        options,
         fix::Mode::Diff,
         &mut out,
         &mut io::stderr(),
@@ -376,7 +376,7 @@ fn show_fixes(report: &ScanReport, settings: &Settings) -> ExitCode {
 fn fix_in_place(report: ScanReport, options: &ScanOptions) -> Result<ScanReport, ExitCode> {
     let summary = fix::fix_report(
         &report,
-        &options.settings,
+        options,
         fix::Mode::Write,
         &mut io::sink(),
         &mut io::stderr(),

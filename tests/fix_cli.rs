@@ -384,3 +384,26 @@ fn fix_and_diff_together_are_a_usage_error() {
         FIXABLE
     );
 }
+
+#[test]
+fn fixes_follow_the_configuration_of_each_file() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    fs::create_dir(dir.path().join(".git")).expect(".git");
+    fs::create_dir(dir.path().join("legacy")).expect("legacy");
+    fs::write(
+        dir.path().join("retry-audit.toml"),
+        "[[per-path]]\npaths = [\"legacy\"]\nrules = { key-in-loop = \"allow\" }\n",
+    )
+    .expect("config written");
+    let legacy = dir.path().join("legacy/pay.rs");
+    write_old(&legacy, FIXABLE);
+    let current = dir.path().join("pay.rs");
+    write_old(&current, FIXABLE);
+    let before = snapshot(&legacy);
+
+    let out = retry_audit(dir.path(), &["--fix", "."]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("applied 1 fix to 1 file"));
+    assert_eq!(snapshot(&legacy), before, "RA005 is allowed under legacy/");
+    assert!(rules_in(&fs::read_to_string(&current).expect("readable")).is_empty());
+}

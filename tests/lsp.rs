@@ -530,3 +530,63 @@ fn utf8_positions_when_the_client_prefers_them_and_versioned_edits() {
     server.notify("exit", Value::Null);
     assert_eq!(server.wait(), Some(0));
 }
+
+#[test]
+fn the_configuration_of_the_document_s_directory_applies() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    // A repository root: the configuration search stops here.
+    std::fs::create_dir(dir.path().join(".git")).expect(".git");
+    std::fs::create_dir_all(dir.path().join("src/generated")).expect("dirs");
+    let config = dir.path().join("retry-audit.toml");
+    std::fs::write(
+        &config,
+        "exclude = [\"generated\"]\n\n[rules]\nkey-in-loop = \"warn\"\n",
+    )
+    .expect("config written");
+    let file_uri = |path: &str| {
+        lsp_types::Url::from_file_path(dir.path().join(path))
+            .expect("absolute path")
+            .to_string()
+    };
+
+    let mut server = Server::start();
+    initialize(&mut server, json!({}));
+    let uri = file_uri("src/pay.rs");
+    server.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": uri, "languageId": "rust", "version": 1, "text": DEFECT}}),
+    );
+    let (_, diagnostics) = server.diagnostics(&uri);
+    assert_eq!(diagnostics.len(), 1, "{diagnostics:#?}");
+    assert_eq!(diagnostics[0]["code"], "RA005");
+    assert_eq!(diagnostics[0]["severity"], 2, "a warning, as configured");
+
+    let excluded = file_uri("src/generated/pay.rs");
+    server.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": excluded, "languageId": "rust", "version": 1, "text": DEFECT}}),
+    );
+    let (_, diagnostics) = server.diagnostics(&excluded);
+    assert_eq!(diagnostics, Vec::<Value>::new(), "excluded");
+
+    // The configuration is read again on save: a broken one is reported, the defaults apply.
+    std::fs::write(&config, "[rules]\nno-such-rule = \"warn\"\n").expect("config written");
+    server.notify(
+        "textDocument/didSave",
+        json!({"textDocument": {"uri": uri}}),
+    );
+    let (_, diagnostics) = server.diagnostics(&uri);
+    assert_eq!(diagnostics.len(), 2, "{diagnostics:#?}");
+    assert_eq!(diagnostics[0]["code"], "RA005");
+    assert_eq!(diagnostics[0]["severity"], 1, "the default level");
+    assert_eq!(diagnostics[1]["code"], "config-error");
+    let message = diagnostics[1]["message"].as_str().expect("message");
+    assert!(
+        message.contains("retry-audit.toml") && message.contains("no-such-rule"),
+        "{message}"
+    );
+
+    server.request(2, "shutdown", Value::Null);
+    server.notify("exit", Value::Null);
+    assert_eq!(server.wait(), Some(0));
+}
