@@ -101,7 +101,7 @@ pub struct Baseline {
 }
 
 impl Baseline {
-    /// Reads a baseline file written by [`write`].
+    /// Reads a baseline file written by [`write()`].
     pub fn read(path: &Path) -> Result<Baseline, BaselineError> {
         let text = fs::read_to_string(path)
             .map_err(|e| BaselineError(format!("cannot read {}: {e}", path.display())))?;
