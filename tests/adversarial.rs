@@ -1,0 +1,666 @@
+//! Hostile input for the `retry-audit` binary, beyond what `tests/cli.rs` covers (empty,
+//! non-UTF-8, 100 000 nested parentheses, 50 MB, gitignore, symlink loops): nesting by blocks
+//! and closures, files that vanish or turn unreadable mid-scan, 100 000 empty files, paths
+//! with spaces and non-ASCII names, CRLF and a byte-order mark with exact JSON positions,
+//! `--strict`, the regression inputs the fuzzer found (`tests/adversarial/`), and, ignored by
+//! default, the whole corpus:
+//!
+//! ```text
+//! RETRY_AUDIT_CORPUS=/path/to/corpus cargo test --release --test adversarial -- --ignored --nocapture
+//! ```
+//!
+//! Each problem file is reported with a clear reason and the scan goes on; the exit status is
+//! that of the findings (0 or 1), or 2 with `--strict` when a file was skipped.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tempfile::TempDir;
+
+/// A retry loop with no bound and a fixed sleep: RA001 on `loop`, RA002 on the sleep call.
+const RETRY: &str = "\
+fn op() -> Result<u32, ()> {
+    Err(())
+}
+
+fn fetch() -> u32 {
+    /* réessayer, 重试 */ loop {
+        match op() {
+            Ok(v) => return v,
+            Err(_) => std::thread::sleep(std::time::Duration::from_secs(1)),
+        }
+    }
+}
+";
+
+const CLEAN: &str = "fn add(a: u32, b: u32) -> u32 {\n    a + b\n}\n";
+
+struct Run {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+impl From<Output> for Run {
+    fn from(output: Output) -> Self {
+        Run {
+            code: output.status.code(),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+    }
+}
+
+fn binary(dir: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_retry-audit"));
+    command.current_dir(dir).env_remove("NO_COLOR");
+    command
+}
+
+fn run(dir: &Path, args: &[&str]) -> Run {
+    binary(dir)
+        .args(args)
+        .output()
+        .expect("the retry-audit binary runs")
+        .into()
+}
+
+fn write(dir: &Path, relative: &str, contents: impl AsRef<[u8]>) {
+    let path = dir.join(relative);
+    if let Some(parent) = path.parent() {
+        fs::create_dir_all(parent).expect("create parent directory");
+    }
+    fs::write(path, contents).expect("write test file");
+}
+
+fn temp() -> TempDir {
+    tempfile::tempdir().expect("create temporary directory")
+}
+
+fn json_lines(stdout: &str) -> Vec<Value> {
+    stdout
+        .lines()
+        .map(|line| {
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("invalid JSON line {line:?}: {e}"))
+        })
+        .collect()
+}
+
+fn skipped_lines(stderr: &str) -> Vec<&str> {
+    stderr
+        .lines()
+        .filter(|line| line.starts_with("warning: skipped "))
+        .collect()
+}
+
+/// The summary line's counts: (checked, skipped).
+fn summary(output: &str) -> (usize, usize) {
+    let line = output
+        .lines()
+        .find(|l| l.starts_with("retry-audit: ") && l.contains(" checked, "))
+        .unwrap_or_else(|| panic!("no summary line in {output}"));
+    let numbers: Vec<usize> = line
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|n| n.parse().ok())
+        .collect();
+    (numbers[0], numbers[1])
+}
+
+// ------------------------------------------------------------------------------- nesting
+
+#[test]
+fn a_hundred_thousand_nested_blocks_or_closures_are_skipped_and_the_scan_goes_on() {
+    let dir = temp();
+    let depth = 100_000;
+    write(
+        dir.path(),
+        "blocks.rs",
+        format!("fn f() {{ {}1{} }}\n", "{".repeat(depth), "}".repeat(depth)),
+    );
+    write(
+        dir.path(),
+        "closures.rs",
+        format!(
+            "fn f() {{ let _ = {}1{}; }}\n",
+            "|| (".repeat(depth),
+            ")".repeat(depth)
+        ),
+    );
+    write(
+        dir.path(),
+        "loops.rs",
+        format!(
+            "fn f() {{ {}{} }}\n",
+            "loop { ".repeat(depth),
+            "} ".repeat(depth)
+        ),
+    );
+    write(dir.path(), "retry.rs", RETRY);
+    let run = run(dir.path(), &["--format", "json"]);
+    assert_eq!(
+        run.code,
+        Some(1),
+        "the findings of retry.rs: {}",
+        run.stderr
+    );
+    assert_eq!(
+        skipped_lines(&run.stderr),
+        [
+            "warning: skipped ./blocks.rs: too deeply nested to analyse",
+            "warning: skipped ./closures.rs: too deeply nested to analyse",
+            "warning: skipped ./loops.rs: too deeply nested to analyse",
+        ]
+    );
+    assert_eq!(summary(&run.stderr), (1, 3));
+    let findings = json_lines(&run.stdout);
+    assert!(
+        findings.iter().all(|f| f["path"] == "./retry.rs"),
+        "{findings:?}"
+    );
+}
+
+#[test]
+fn nesting_just_under_the_limit_is_analysed_not_skipped() {
+    // Deep, but real: a thousand nested closures and blocks around a retry loop. The parser and
+    // the model recurse on the scan's big-stack threads and find the loop.
+    let dir = temp();
+    let depth = 900;
+    let inner = "loop { match op() { Ok(v) => return v, Err(_) => std::thread::sleep(std::time::Duration::from_secs(1)) } }";
+    write(
+        dir.path(),
+        "deep.rs",
+        format!(
+            "fn op() -> Result<u32, ()> {{ Ok(1) }}\nfn f() -> u32 {{\n{}{inner}{}\n}}\n",
+            "{ (|| { ".repeat(depth / 2),
+            " })() }".repeat(depth / 2)
+        ),
+    );
+    let run = run(dir.path(), &["--format", "json", "deep.rs"]);
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert_eq!(skipped_lines(&run.stderr), Vec::<&str>::new());
+    let findings = json_lines(&run.stdout);
+    assert!(
+        findings.iter().any(|f| f["rule"] == "RA001"),
+        "{}",
+        run.stdout
+    );
+}
+
+// ----------------------------------------------------------- files changing during the scan
+
+/// Waits until the process `pid` has a thread named `name`: the scan's worker threads start
+/// only once the directory walk is over.
+#[cfg(target_os = "linux")]
+fn wait_for_thread(child: &mut std::process::Child, name: &str) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let tasks = PathBuf::from(format!("/proc/{}/task", child.id()));
+    loop {
+        let found = fs::read_dir(&tasks)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|task| {
+                fs::read_to_string(task.path().join("comm")).is_ok_and(|comm| comm.trim() == name)
+            });
+        if found {
+            return;
+        }
+        assert!(
+            child.try_wait().expect("poll the child").is_none(),
+            "the scan ended before its workers were seen"
+        );
+        assert!(Instant::now() < deadline, "no thread {name} after 60 s");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn files_that_vanish_or_become_unreadable_during_the_scan_are_skipped_with_a_reason() {
+    use std::fmt::Write as _;
+
+    let dir = temp();
+    // Checked first (one worker, files in path order) and slow enough (a few hundred
+    // milliseconds, seconds in a debug build) for the files after it to change meanwhile.
+    let mut slow = String::new();
+    for i in 0..12_000 {
+        writeln!(
+            slow,
+            "fn item_{i}(x: u32) -> Result<u32, ()> {{ if x > {i} {{ Ok(x) }} else {{ Err(()) }} }}"
+        )
+        .expect("write to a String");
+    }
+    write(dir.path(), "a_slow.rs", slow);
+    write(dir.path(), "b_vanishes.rs", CLEAN);
+    write(dir.path(), "c_becomes_a_directory.rs", CLEAN);
+    write(dir.path(), "d_stays.rs", RETRY);
+
+    let mut child = binary(dir.path())
+        .args(["--jobs", "1", "--format", "json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start retry-audit");
+    wait_for_thread(&mut child, "retry-audit-0");
+    // The walk has listed all four; now two of them go away before they are read. (Reading a
+    // directory fails for root too, unlike a file without read permission.)
+    fs::remove_file(dir.path().join("b_vanishes.rs")).expect("remove");
+    fs::remove_file(dir.path().join("c_becomes_a_directory.rs")).expect("remove");
+    fs::create_dir(dir.path().join("c_becomes_a_directory.rs")).expect("mkdir");
+    let run: Run = child
+        .wait_with_output()
+        .expect("wait for retry-audit")
+        .into();
+
+    assert_eq!(
+        run.code,
+        Some(1),
+        "the findings of d_stays.rs: {}",
+        run.stderr
+    );
+    let skipped = skipped_lines(&run.stderr);
+    assert_eq!(skipped.len(), 2, "{}", run.stderr);
+    assert!(
+        skipped[0].starts_with("warning: skipped ./b_vanishes.rs: cannot read: ")
+            && skipped[0].contains("No such file or directory"),
+        "{}",
+        skipped[0]
+    );
+    assert!(
+        skipped[1].starts_with("warning: skipped ./c_becomes_a_directory.rs: cannot read: ")
+            && skipped[1].contains("directory"),
+        "{}",
+        skipped[1]
+    );
+    assert_eq!(summary(&run.stderr), (2, 2));
+    let findings = json_lines(&run.stdout);
+    assert!(
+        !findings.is_empty() && findings.iter().all(|f| f["path"] == "./d_stays.rs"),
+        "{findings:?}"
+    );
+}
+
+// --------------------------------------------------------------------------- many files
+
+#[test]
+fn a_directory_of_a_hundred_thousand_empty_files() {
+    // In memory where there is a tmpfs: creating and deleting 100 000 files on a loaded disk
+    // takes longer than scanning them.
+    let shm = Path::new("/dev/shm");
+    let dir = if shm.is_dir() {
+        tempfile::tempdir_in(shm).unwrap_or_else(|_| temp())
+    } else {
+        temp()
+    };
+    let files = dir.path().join("many");
+    fs::create_dir(&files).expect("mkdir");
+    let start = Instant::now();
+    for i in 0..100_000 {
+        fs::write(files.join(format!("f{i:06}.rs")), "").expect("create an empty file");
+    }
+    let created = start.elapsed();
+    let start = Instant::now();
+    let run = run(dir.path(), &["many"]);
+    let scanned = start.elapsed();
+    eprintln!("100 000 empty files: created in {created:?}, scanned in {scanned:?}");
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_eq!(run.stderr, "");
+    assert_eq!(
+        run.stdout,
+        "retry-audit: 100000 files checked, 0 skipped, 0 errors, 0 warnings\n"
+    );
+    // About a second on two cores in a debug build; a per-file cost gone quadratic would not be.
+    assert!(scanned < Duration::from_secs(60), "{scanned:?}");
+}
+
+// ------------------------------------------------------------------------------- paths
+
+#[test]
+fn paths_with_spaces_and_non_ascii_names() {
+    let dir = temp();
+    write(dir.path(), "my project/src/réessai ✓/retry loop.rs", RETRY);
+    write(dir.path(), "my project/src/réessai ✓/cassé — 1.rs", "fn (");
+    write(dir.path(), "my project/src/重试.rs", CLEAN);
+
+    let run = run(dir.path(), &["--format", "json", "my project"]);
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    let findings = json_lines(&run.stdout);
+    assert!(!findings.is_empty());
+    for finding in &findings {
+        assert_eq!(finding["path"], "my project/src/réessai ✓/retry loop.rs");
+    }
+    assert_eq!(
+        skipped_lines(&run.stderr),
+        ["warning: skipped my project/src/réessai ✓/cassé — 1.rs:1:4: cannot tokenize the file: `(` is never closed"]
+    );
+    assert_eq!(summary(&run.stderr), (2, 1));
+
+    // Named explicitly, in human output.
+    let human = self::run(dir.path(), &["my project/src/réessai ✓/retry loop.rs"]);
+    assert_eq!(human.code, Some(1), "{}", human.stderr);
+    assert!(
+        human
+            .stdout
+            .contains(" --> my project/src/réessai ✓/retry loop.rs:6:25"),
+        "{}",
+        human.stdout
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_file_name_that_is_not_utf8_is_checked_and_shown_lossily() {
+    use std::os::unix::ffi::OsStrExt;
+
+    let dir = temp();
+    let name = std::ffi::OsStr::from_bytes(b"caf\xe9.rs");
+    fs::write(dir.path().join(name), RETRY).expect("write");
+    write(dir.path(), "broken.rs", "fn (");
+    let run = run(dir.path(), &["--format", "json", "."]);
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    let findings = json_lines(&run.stdout);
+    assert!(!findings.is_empty());
+    assert!(
+        findings.iter().all(|f| f["path"] == "./caf\u{fffd}.rs"),
+        "{findings:?}"
+    );
+    assert_eq!(summary(&run.stderr), (1, 1));
+}
+
+// ------------------------------------------------------------------ CRLF and byte-order mark
+
+/// 1-based line and column (in characters) of the `nth` occurrence of `needle` in `text`.
+fn position(text: &str, needle: &str, nth: usize) -> (u64, u64) {
+    let offset = text
+        .match_indices(needle)
+        .nth(nth)
+        .unwrap_or_else(|| panic!("{needle:?} #{nth} not in the text"))
+        .0;
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let column = before[line_start..].chars().count() + 1;
+    (line as u64, column as u64)
+}
+
+/// `(line, column, end_line, end_column)` of a JSON object.
+fn span_of(value: &Value) -> (u64, u64, u64, u64) {
+    let get = |key: &str| {
+        value[key]
+            .as_u64()
+            .unwrap_or_else(|| panic!("no {key} in {value}"))
+    };
+    (
+        get("line"),
+        get("column"),
+        get("end_line"),
+        get("end_column"),
+    )
+}
+
+#[test]
+fn crlf_and_a_byte_order_mark_keep_columns_and_spans_exact_in_json() {
+    // The positions the findings must have, from the LF text: RA001 on `loop` (after a
+    // comment with non-ASCII letters on the same line), its label on `Err(_)`; RA002 on the
+    // whole sleep call, its label on `loop`.
+    let sleep_call = "std::thread::sleep(std::time::Duration::from_secs(1))";
+    let at = |needle: &str, len: usize| {
+        let (line, column) = position(RETRY, needle, 0);
+        (line, column, line, column + len as u64)
+    };
+    let loop_kw = at("loop", 4);
+    let err_arm = at("Err(_) =>", "Err(_)".len());
+    let sleep = at(sleep_call, sleep_call.chars().count());
+    assert_eq!(loop_kw, (6, 25, 6, 29), "the fixture itself");
+
+    let crlf = RETRY.replace('\n', "\r\n");
+    let variants = [
+        ("lf.rs", RETRY.to_owned()),
+        ("crlf.rs", crlf.clone()),
+        ("bom_lf.rs", format!("\u{feff}{RETRY}")),
+        ("bom_crlf.rs", format!("\u{feff}{crlf}")),
+    ];
+    let dir = temp();
+    for (name, text) in &variants {
+        write(dir.path(), name, text);
+    }
+    for (name, _) in &variants {
+        let run = run(dir.path(), &["--format", "json", name]);
+        assert_eq!(run.code, Some(1), "{name}: {}", run.stderr);
+        let findings = json_lines(&run.stdout);
+        let rule = |id: &str| {
+            let matching: Vec<&Value> = findings.iter().filter(|f| f["rule"] == id).collect();
+            assert_eq!(matching.len(), 1, "{name}: one {id} in {findings:?}");
+            matching[0].clone()
+        };
+        let unbounded = rule("RA001");
+        assert_eq!(span_of(&unbounded), loop_kw, "{name}: RA001");
+        assert_eq!(
+            span_of(&unbounded["labels"][0]),
+            err_arm,
+            "{name}: RA001 label"
+        );
+        let fixed = rule("RA002");
+        assert_eq!(span_of(&fixed), sleep, "{name}: RA002");
+        assert_eq!(span_of(&fixed["labels"][0]), loop_kw, "{name}: RA002 label");
+    }
+}
+
+#[test]
+fn a_finding_on_the_first_line_after_a_byte_order_mark() {
+    // The BOM is not a column: `loop` is at column 17 of line 1 with or without it.
+    let one_line = "fn f() -> u32 { loop { match op() { Ok(v) => return v, Err(_) => \
+                    std::thread::sleep(std::time::Duration::from_secs(1)) } } }\r\n\
+                    fn op() -> Result<u32, ()> { Ok(1) }\r\n";
+    let dir = temp();
+    write(dir.path(), "bom.rs", format!("\u{feff}{one_line}"));
+    let run = run(dir.path(), &["--format", "json", "bom.rs"]);
+    let findings = json_lines(&run.stdout);
+    let unbounded = findings
+        .iter()
+        .find(|f| f["rule"] == "RA001")
+        .expect("RA001");
+    assert_eq!(span_of(unbounded), (1, 17, 1, 21));
+}
+
+// ------------------------------------------------------------------------------ --strict
+
+#[test]
+fn strict_turns_a_skipped_file_into_exit_status_two_after_the_full_report() {
+    let dir = temp();
+    write(dir.path(), "a_retry.rs", RETRY);
+    write(dir.path(), "b_broken.rs", "fn (");
+    write(dir.path(), "c_latin1.rs", b"fn caf\xe9() {}\n");
+    write(dir.path(), "d_clean.rs", CLEAN);
+
+    let lenient = run(dir.path(), &["--format", "json"]);
+    assert_eq!(lenient.code, Some(1), "findings at error level");
+    let strict = run(dir.path(), &["--format", "json", "--strict"]);
+    assert_eq!(strict.code, Some(2), "{}", strict.stderr);
+    // Everything is still reported: the same findings, the same skipped files, and then why
+    // the run failed.
+    assert_eq!(strict.stdout, lenient.stdout);
+    assert_eq!(
+        skipped_lines(&strict.stderr),
+        skipped_lines(&lenient.stderr)
+    );
+    assert_eq!(skipped_lines(&strict.stderr).len(), 2);
+    assert_eq!(
+        strict.stderr.lines().last(),
+        Some("error: 2 files could not be checked (--strict)")
+    );
+
+    // Only skipped files: 0 without --strict, 2 with it (human output too).
+    let only_broken = ["b_broken.rs", "d_clean.rs"];
+    assert_eq!(run(dir.path(), &only_broken).code, Some(0));
+    let strict_human = run(dir.path(), &["--strict", only_broken[0], only_broken[1]]);
+    assert_eq!(strict_human.code, Some(2));
+    assert!(strict_human
+        .stdout
+        .ends_with("retry-audit: 1 file checked, 1 skipped, 0 errors, 0 warnings\n"));
+    assert_eq!(
+        strict_human.stderr.lines().last(),
+        Some("error: 1 file could not be checked (--strict)")
+    );
+}
+
+#[test]
+fn strict_changes_nothing_when_every_file_is_checked() {
+    let dir = temp();
+    write(dir.path(), "retry.rs", RETRY);
+    write(dir.path(), "clean.rs", CLEAN);
+    assert_eq!(run(dir.path(), &["--strict", "clean.rs"]).code, Some(0));
+    let run = run(dir.path(), &["--strict", "retry.rs", "clean.rs"]);
+    assert_eq!(run.code, Some(1));
+    assert!(!run.stderr.contains("--strict"), "{}", run.stderr);
+}
+
+// ------------------------------------------------------------------ fuzzer regression inputs
+
+/// Every file under `tests/adversarial/` (inputs the fuzzer found, reduced) is checked or
+/// skipped with a reason, never an internal error, and every finding's span ends where or
+/// after it starts.
+#[test]
+fn fuzzer_regression_inputs_are_handled() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/adversarial");
+    let mut inputs: Vec<PathBuf> = fs::read_dir(&root)
+        .map(|entries| entries.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    inputs.retain(|p| p.extension().is_some_and(|e| e == "rs"));
+    inputs.sort();
+    for input in &inputs {
+        let run = run(&root, &["--format", "json", &input.display().to_string()]);
+        let name = input.display();
+        assert!(matches!(run.code, Some(0 | 1)), "{name}: {}", run.stderr);
+        assert!(
+            !run.stderr.contains("internal error"),
+            "{name}: {}",
+            run.stderr
+        );
+        let (checked, skipped) = summary(&run.stderr);
+        assert_eq!(checked + skipped, 1, "{name}");
+        assert_eq!(skipped_lines(&run.stderr).len(), skipped, "{name}");
+        for finding in json_lines(&run.stdout) {
+            let (line, column, end_line, end_column) = span_of(&finding);
+            assert!(
+                (line, column) <= (end_line, end_column),
+                "{name}: a span that ends before it starts: {finding}"
+            );
+        }
+    }
+}
+
+// ------------------------------------------------------------------------- the corpus
+
+/// `.rs` files as the scan's walker finds them in a tree without ignore files: regular files
+/// (symbolic links not followed), hidden entries and `target` directories left out.
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in fs::read_dir(dir).into_iter().flatten().flatten() {
+        let name = entry.file_name();
+        if name.to_string_lossy().starts_with('.') {
+            continue;
+        }
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        let path = entry.path();
+        if kind.is_dir() && name != "target" {
+            rust_files(&path, out);
+        } else if kind.is_file() && path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The corpus: `RETRY_AUDIT_CORPUS`, or `../shared/corpus/fetch.sh DIR --all` into the
+/// target directory (once).
+fn corpus() -> PathBuf {
+    if let Some(dir) = std::env::var_os("RETRY_AUDIT_CORPUS") {
+        return PathBuf::from(dir);
+    }
+    let dest = Path::new(env!("CARGO_TARGET_TMPDIR")).join("corpus-all");
+    if !dest.join(".fetched").exists() {
+        let fetch = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/fetch.sh");
+        let status = Command::new("bash")
+            .arg(&fetch)
+            .arg(&dest)
+            .arg("--all")
+            .status()
+            .expect("run fetch.sh");
+        assert!(status.success(), "{} failed", fetch.display());
+        fs::write(dest.join(".fetched"), "").expect("mark the corpus fetched");
+    }
+    dest
+}
+
+#[test]
+#[ignore = "minutes: the whole corpus (5.9 M lines); RETRY_AUDIT_CORPUS=DIR cargo test --release --test adversarial -- --ignored --nocapture"]
+fn the_whole_corpus_without_a_panic_and_every_skipped_file_with_a_reason() {
+    let corpus = corpus();
+    let mut expected = Vec::new();
+    rust_files(&corpus, &mut expected);
+    assert!(
+        !expected.is_empty(),
+        "no .rs file under {}",
+        corpus.display()
+    );
+
+    let start = Instant::now();
+    let run: Run = binary(&corpus)
+        .args(["--format", "json", "."])
+        .output()
+        .expect("run retry-audit over the corpus")
+        .into();
+    let took = start.elapsed();
+
+    assert!(
+        matches!(run.code, Some(0 | 1)),
+        "exit status {:?}: {}",
+        run.code,
+        run.stderr
+    );
+    assert!(
+        !run.stderr.contains("internal error"),
+        "a panic in the analysis:\n{}",
+        run.stderr
+            .lines()
+            .filter(|l| l.contains("internal error"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    let (checked, skipped) = summary(&run.stderr);
+    assert_eq!(
+        checked + skipped,
+        expected.len(),
+        "every .rs file is either checked or listed as skipped"
+    );
+    let skipped_list = skipped_lines(&run.stderr);
+    assert_eq!(skipped_list.len(), skipped, "one line per skipped file");
+    let mut reasons = std::collections::BTreeMap::<String, usize>::new();
+    for line in &skipped_list {
+        let rest = &line["warning: skipped ./".len()..];
+        // `path: reason` or `path:line:col: reason`; the reason is never empty.
+        let (_, reason) = rest
+            .split_once(".rs: ")
+            .or_else(|| {
+                rest.split_once(".rs:")
+                    .and_then(|(p, r)| r.split_once(": ").map(|(_, r)| (p, r)))
+            })
+            .unwrap_or_else(|| panic!("no reason in {line}"));
+        assert!(!reason.trim().is_empty(), "no reason in {line}");
+        let kind: String = reason.chars().take(40).collect();
+        *reasons.entry(kind).or_default() += 1;
+    }
+    let findings = run.stdout.lines().count();
+    eprintln!(
+        "corpus {}: {} files ({checked} checked, {skipped} skipped), {findings} findings, {took:.1?}",
+        corpus.display(),
+        expected.len()
+    );
+    for (reason, n) in &reasons {
+        eprintln!("  {n:6}  {reason}");
+    }
+}
