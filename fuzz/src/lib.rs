@@ -1,0 +1,143 @@
+//! The fuzz harness of retry-audit's per-file checker, shared by the libFuzzer targets
+//! (`fuzz_targets/`), the stable random-input driver (`src/bin/drive.rs`) and this crate's tests.
+//!
+//! Two targets:
+//!
+//! - [`run_bytes`]: arbitrary bytes to [`retry_audit::engine::check_bytes`], every rule on.
+//!   Seeded with the files of `fixtures/`, most inputs are near-Rust; libFuzzer's byte mutations
+//!   reach the tokenizer, the parser, the nesting guard and the UTF-8 check.
+//! - [`run_mutated`]: the input is a *program* of source mutations ([`mutate`]) applied to one of
+//!   the fixtures: lines deleted, duplicated, swapped, spliced from another fixture, wrapped in
+//!   loops, closures and blocks (deeply, too), identifiers and numbers replaced by the words and
+//!   values the rules look at, suppression comments, CRLF, a BOM, non-ASCII text. Inputs that
+//!   still parse reach the retry-site model and every check; each is checked twice (the output
+//!   must be deterministic).
+//!
+//! Both run the checker the way `retry-audit` does (on a thread with [`engine::PARSE_STACK`]),
+//! and a crash is a panic anywhere in it or a broken [`invariants`] check: spans inside the file
+//! and on character boundaries, positions that match the offsets, diagnostics sorted and
+//! without duplicates, levels as configured, fixes whose edits are in bounds and whose result
+//! still parses and no longer has the finding.
+
+pub mod invariants;
+pub mod mutate;
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use retry_audit::engine::{self, Settings};
+use retry_audit::{Level, Rule};
+
+/// A source file the mutations start from.
+#[derive(Debug)]
+pub struct Seed {
+    /// Relative to the repository root.
+    pub name: String,
+    pub text: String,
+}
+
+/// The repository root (the parent of this crate).
+#[must_use]
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("fuzz/ has a parent")
+        .to_path_buf()
+}
+
+/// The seeds: every `.rs` file under `fixtures/` and `tests/adversarial/`, sorted by path,
+/// read once. Non-UTF-8 files are left out (they seed [`run_bytes`] only).
+pub fn seeds() -> &'static [Seed] {
+    static SEEDS: OnceLock<Vec<Seed>> = OnceLock::new();
+    SEEDS.get_or_init(|| {
+        let root = repo_root();
+        let mut paths = Vec::new();
+        for dir in ["fixtures", "tests/adversarial"] {
+            rust_files(&root.join(dir), &mut paths);
+        }
+        paths.sort();
+        let seeds: Vec<Seed> = paths
+            .into_iter()
+            .filter_map(|path| {
+                let text = std::fs::read_to_string(&path).ok()?;
+                let name = path
+                    .strip_prefix(&root)
+                    .unwrap_or(&path)
+                    .display()
+                    .to_string();
+                Some(Seed { name, text })
+            })
+            .collect();
+        assert!(
+            !seeds.is_empty(),
+            "no seed files under {}/fixtures",
+            root.display()
+        );
+        seeds
+    })
+}
+
+/// Every `.rs` file under `dir`, recursively (a missing directory has none).
+pub fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// Every rule on: those off by default run as warnings.
+#[must_use]
+pub fn all_rules() -> Settings {
+    let mut settings = Settings::default();
+    for &rule in Rule::ALL {
+        if settings.level(rule) == Level::Allow {
+            settings.set_level(rule, Level::Warning);
+        }
+    }
+    settings
+}
+
+/// Runs `f` on a thread with the stack `retry-audit` parses on, and re-raises its panic here.
+pub fn on_big_stack<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    std::thread::scope(|s| {
+        let handle = std::thread::Builder::new()
+            .name("fuzz-check".to_owned())
+            .stack_size(engine::PARSE_STACK)
+            .spawn_scoped(s, f)
+            .expect("spawn the checker thread");
+        match handle.join() {
+            Ok(result) => result,
+            Err(payload) => std::panic::resume_unwind(payload),
+        }
+    })
+}
+
+/// Target `check_bytes`: the bytes as a file, every rule on. Panics on a crash.
+pub fn run_bytes(data: &[u8]) {
+    let settings = all_rules();
+    on_big_stack(|| {
+        let result = engine::check_bytes(data, &settings);
+        invariants::check(data, &settings, &result);
+    });
+}
+
+/// Target `check_mutated`: a fixture changed by the mutation program `data`. Returns whether the
+/// mutant parsed (for the driver's statistics). Panics on a crash.
+#[must_use = "whether the mutant parsed"]
+pub fn run_mutated(data: &[u8]) -> bool {
+    on_big_stack(|| {
+        let mutant = mutate::Mutant::build(data, seeds());
+        let result = engine::check_source(&mutant.text, &mutant.settings);
+        invariants::check(mutant.text.as_bytes(), &mutant.settings, &result);
+        let again = engine::check_source(&mutant.text, &mutant.settings);
+        assert_eq!(result, again, "two runs on the same text differ");
+        result.is_ok()
+    })
+}
