@@ -71,7 +71,11 @@ impl Outcome {
 
     fn of_statuses(set: StatusSet) -> Outcome {
         let ok = StatusSet::range(200, 299);
+        let errors = StatusSet::range(400, 599);
         if set.is_empty() {
+            Outcome::Neutral
+        } else if set.intersect(ok).is_empty() && set.intersect(errors).is_empty() {
+            // 1xx and 3xx: an interim answer or a redirect is not a failure.
             Outcome::Neutral
         } else if set.intersect(ok) == set {
             Outcome::Success

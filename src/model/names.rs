@@ -123,8 +123,6 @@ pub fn is_counter_name(name: &str) -> bool {
         || n.contains("remaining")
         || n.contains("left")
         || n.contains("budget")
-        || n == "n"
-        || n == "i"
 }
 
 /// Names that say a value is about time: a deadline check, an elapsed time.

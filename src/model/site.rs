@@ -41,6 +41,7 @@ pub fn extract(file: &syn::File, index: &LineIndex<'_>, ext: &super::Extensions)
         timeout_vars: timeouts.vars,
         sites: Vec::new(),
         retrying_fns: Vec::new(),
+        test_depth: 0,
     };
     for f in &files {
         b.visit_file(f);
@@ -153,6 +154,8 @@ struct Builder<'a, 'c> {
     timeout_vars: HashSet<String>,
     sites: Vec<RetrySite>,
     retrying_fns: Vec<(String, Span)>,
+    /// Inside `#[cfg(test)]` modules.
+    test_depth: usize,
 }
 
 impl<'a> Builder<'a, '_> {
@@ -211,7 +214,13 @@ impl<'a> Builder<'a, '_> {
             retries_at.get_or_insert(site.head);
             self.sites.push(site);
         }
-        for site in super::policies::policy_sites(f.block, self.scope, &locals, self.index) {
+        // A retry crate's policy built in a test checks the crate or keeps the test fast; it is
+        // not a retry of the code under test.
+        let in_test = self.test_depth > 0 || is_test_attr(f.attrs);
+        for site in super::policies::policy_sites(f.block, self.scope, &locals, self.index)
+            .into_iter()
+            .filter(|_| !in_test)
+        {
             retries_at.get_or_insert(site.head);
             self.sites.push(site);
         }
@@ -749,7 +758,25 @@ impl<'a> Builder<'a, '_> {
     }
 }
 
+/// `#[test]`, `#[tokio::test]`, `#[cfg(test)]`: test code.
+fn is_test_attr(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|a| {
+        names::last(a.path()).as_deref() == Some("test")
+            || (a.path().is_ident("cfg")
+                && quote::ToTokens::to_token_stream(&a.meta)
+                    .to_string()
+                    .contains("test"))
+    })
+}
+
 impl<'a> Visit<'a> for Builder<'a, '_> {
+    fn visit_item_mod(&mut self, node: &'a syn::ItemMod) {
+        let test = is_test_attr(&node.attrs);
+        self.test_depth += usize::from(test);
+        syn::visit::visit_item_mod(self, node);
+        self.test_depth -= usize::from(test);
+    }
+
     fn visit_item_fn(&mut self, node: &'a syn::ItemFn) {
         self.function(LocalFn {
             sig: &node.sig,
@@ -1770,8 +1797,10 @@ fn mentions_retry_words(l: &Expr, fn_name: &str) -> bool {
     if names::is_retry_word(fn_name) {
         return true;
     }
+    // Variables, functions, fields and log text; not type names (`RetryError` in a regex engine).
     let text = quote::ToTokens::to_token_stream(l).to_string();
     text.split(|c: char| !c.is_alphanumeric() && c != '_')
+        .filter(|w| !w.chars().next().is_some_and(char::is_uppercase))
         .any(names::is_retry_word)
 }
 
