@@ -91,6 +91,87 @@ pub fn check_bytes(bytes: &[u8], settings: &Settings) -> Result<Vec<Diagnostic>,
 /// Checks one file's text on the current thread. Callers scanning untrusted input from a thread
 /// with a small stack should use [`check_source_on_big_stack`].
 pub fn check_source(src: &str, settings: &Settings) -> Result<Vec<Diagnostic>, FileError> {
+    check_source_with_facts(src, settings).map(|(diagnostics, _)| diagnostics)
+}
+
+/// What the crate-wide nested-retry check (RA010 across files) needs from one file.
+#[derive(Clone, Debug, Default)]
+pub struct CrateFacts {
+    /// Every function and method name defined in the file.
+    pub defined: Vec<String>,
+    /// The file's functions that retry by themselves, and where.
+    pub retrying: Vec<(String, Position)>,
+    /// The calls made per attempt by the file's retry sites.
+    pub calls: Vec<SiteCall>,
+}
+
+/// A call made on each attempt of a retry site.
+#[derive(Clone, Debug)]
+pub struct SiteCall {
+    pub callee: String,
+    /// The call.
+    pub call: crate::diagnostic::Span,
+    /// The site's head (for the "retry loop here" label).
+    pub head: crate::diagnostic::Span,
+    /// The function the site is in.
+    pub function: String,
+}
+
+/// [`check_source_with_facts`] on bytes.
+pub fn check_bytes_with_facts(
+    bytes: &[u8],
+    settings: &Settings,
+) -> Result<(Vec<Diagnostic>, CrateFacts), FileError> {
+    match std::str::from_utf8(bytes) {
+        Ok(src) => check_source_with_facts(src, settings),
+        Err(e) => Err(FileError::NotUtf8 {
+            offset: e.valid_up_to(),
+        }),
+    }
+}
+
+/// RA010 across files: each file's per-attempt calls to functions that retry by themselves in
+/// *another* file (matched by name; a name the calling file defines itself is taken to mean its
+/// own function, which the per-file check already covers). `files[i]` is (display path, facts);
+/// the result pairs a file index with a finding. Linear in the number of calls and functions.
+#[must_use]
+pub fn nested_across_files(
+    files: &[(String, &CrateFacts)],
+    settings: &Settings,
+) -> Vec<(usize, Diagnostic)> {
+    if settings.level(Rule::NestedRetry) == Level::Allow {
+        return Vec::new();
+    }
+    let mut retrying: HashMap<&str, (usize, Position)> = HashMap::new();
+    for (i, (_, facts)) in files.iter().enumerate() {
+        for (name, at) in &facts.retrying {
+            retrying.entry(name.as_str()).or_insert((i, *at));
+        }
+    }
+    let mut out = Vec::new();
+    for (i, (_, facts)) in files.iter().enumerate() {
+        for call in &facts.calls {
+            if call.callee == call.function || facts.defined.contains(&call.callee) {
+                continue;
+            }
+            let Some((j, at)) = retrying.get(call.callee.as_str()) else {
+                continue;
+            };
+            if *j == i {
+                continue;
+            }
+            let elsewhere = format!("{}:{}:{}", files[*j].0, at.line, at.column);
+            out.push((i, checks::nested_retry_across(call, &elsewhere, settings)));
+        }
+    }
+    out
+}
+
+/// [`check_source`], plus what the crate-wide pass needs from the file.
+pub fn check_source_with_facts(
+    src: &str,
+    settings: &Settings,
+) -> Result<(Vec<Diagnostic>, CrateFacts), FileError> {
     // A byte-order mark is not part of the syntax; offsets are shifted back afterwards.
     let (text, shift) = match src.strip_prefix('\u{feff}') {
         Some(rest) => (rest, '\u{feff}'.len_utf8()),
@@ -109,6 +190,27 @@ pub fn check_source(src: &str, settings: &Settings) -> Result<Vec<Diagnostic>, F
     let index = model::LineIndex::new(text, shift);
     let file_model = model::extract(&file, &index, &settings.extensions);
     let mut diagnostics = checks::run(&file_model, settings);
+    let facts = CrateFacts {
+        defined: file_model.defined_fns.clone(),
+        retrying: file_model
+            .retrying_fns
+            .iter()
+            .map(|(name, at)| (name.clone(), at.start_pos))
+            .collect(),
+        calls: file_model
+            .sites
+            .iter()
+            .filter(|s| s.kind != model::SiteKind::Policy)
+            .flat_map(|s| {
+                s.calls.iter().map(|(callee, call)| SiteCall {
+                    callee: callee.clone(),
+                    call: *call,
+                    head: s.head,
+                    function: s.function.clone(),
+                })
+            })
+            .collect(),
+    };
     let fns = if text.contains(suppress::MARKER) {
         suppress::fn_items(&file)
     } else {
@@ -120,7 +222,10 @@ pub fn check_source(src: &str, settings: &Settings) -> Result<Vec<Diagnostic>, F
     });
     diagnostics.dedup_by(|a, b| a.rule == b.rule && a.primary.span == b.primary.span);
     // Inline `// retry-audit: allow(...)` comments, and RA100 for those that suppress nothing.
-    Ok(suppress::apply(text, shift, &fns, diagnostics, settings))
+    Ok((
+        suppress::apply(text, shift, &fns, diagnostics, settings),
+        facts,
+    ))
 }
 
 /// Frees proc-macro2's span map of this thread when dropped.

@@ -209,26 +209,66 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
         .thread_name(|i| format!("retry-audit-{i}"))
         .build()
         .map_err(|e| ScanError::ThreadPool(e.to_string()))?;
-    let files = pool.install(|| {
-        candidates
-            .into_par_iter()
-            .map(|candidate| match candidate {
-                Candidate::File(path) => {
-                    let settings = match &options.config {
-                        Some(config) => config.settings_for(&path),
-                        None => std::borrow::Cow::Borrowed(&options.settings),
-                    };
-                    let outcome = check_file(&path, &settings);
-                    FileReport { path, outcome }
-                }
-                Candidate::Unreadable(path, message) => FileReport {
-                    path,
-                    outcome: Outcome::Skipped(SkipReason::Walk(message)),
-                },
-            })
-            .collect()
-    });
+    let (mut files, facts): (Vec<FileReport>, Vec<Option<engine::CrateFacts>>) =
+        pool.install(|| {
+            candidates
+                .into_par_iter()
+                .map(|candidate| match candidate {
+                    Candidate::File(path) => {
+                        let settings = match &options.config {
+                            Some(config) => config.settings_for(&path),
+                            None => std::borrow::Cow::Borrowed(&options.settings),
+                        };
+                        let (outcome, facts) = check_file(&path, &settings);
+                        (FileReport { path, outcome }, facts)
+                    }
+                    Candidate::Unreadable(path, message) => (
+                        FileReport {
+                            path,
+                            outcome: Outcome::Skipped(SkipReason::Walk(message)),
+                        },
+                        None,
+                    ),
+                })
+                .unzip()
+        });
+    add_nested_across_files(&mut files, &facts, &options.settings);
     Ok(ScanReport { files })
+}
+
+/// RA010 across files, once every file's retrying functions are known (see
+/// [`engine::nested_across_files`]). A file that gets a finding this way and had none keeps its
+/// text for rendering.
+fn add_nested_across_files(
+    files: &mut [FileReport],
+    facts: &[Option<engine::CrateFacts>],
+    settings: &Settings,
+) {
+    let known: Vec<(usize, String, &engine::CrateFacts)> = facts
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| {
+            f.as_ref()
+                .map(|f| (i, files[i].path.display().to_string(), f))
+        })
+        .collect();
+    let input: Vec<(String, &engine::CrateFacts)> =
+        known.iter().map(|(_, p, f)| (p.clone(), *f)).collect();
+    for (k, diagnostic) in engine::nested_across_files(&input, settings) {
+        let file = &mut files[known[k].0];
+        let path = file.path.clone();
+        if let Outcome::Checked {
+            diagnostics,
+            source,
+        } = &mut file.outcome
+        {
+            if source.is_none() {
+                *source = std::fs::read_to_string(&path).ok();
+            }
+            diagnostics.push(diagnostic);
+            diagnostics.sort_by_key(|d| (d.primary.span.start, d.rule));
+        }
+    }
 }
 
 /// The requested number of threads (default: every core), but never more than there are files.
@@ -353,29 +393,42 @@ fn error_message(error: &ignore::Error) -> String {
 
 /// Reads one file once and checks it. Never panics: a panic in the analysis is caught and
 /// recorded, so that one bad file cannot abort the scan.
-fn check_file(path: &Path, settings: &Settings) -> Outcome {
+fn check_file(path: &Path, settings: &Settings) -> (Outcome, Option<engine::CrateFacts>) {
     let bytes = match std::fs::read(path) {
         Ok(bytes) => bytes,
-        Err(e) => return Outcome::Skipped(SkipReason::File(FileError::Io(e.to_string()))),
+        Err(e) => {
+            return (
+                Outcome::Skipped(SkipReason::File(FileError::Io(e.to_string()))),
+                None,
+            )
+        }
     };
-    let result = panic::catch_unwind(AssertUnwindSafe(|| engine::check_bytes(&bytes, settings)));
+    let result = panic::catch_unwind(AssertUnwindSafe(|| {
+        engine::check_bytes_with_facts(&bytes, settings)
+    }));
     // The parser records every file's text in a per-thread span map; an early return (a parse
     // error) may leave it there. Nothing refers to those spans any more.
     proc_macro2::extra::invalidate_current_thread_spans();
     match result {
-        Ok(Ok(diagnostics)) => {
+        Ok(Ok((diagnostics, facts))) => {
             let source = if diagnostics.is_empty() {
                 None
             } else {
                 String::from_utf8(bytes).ok()
             };
-            Outcome::Checked {
-                diagnostics,
-                source,
-            }
+            (
+                Outcome::Checked {
+                    diagnostics,
+                    source,
+                },
+                Some(facts),
+            )
         }
-        Ok(Err(error)) => Outcome::Skipped(SkipReason::File(error)),
-        Err(payload) => Outcome::Skipped(SkipReason::Internal(panic_message(&*payload))),
+        Ok(Err(error)) => (Outcome::Skipped(SkipReason::File(error)), None),
+        Err(payload) => (
+            Outcome::Skipped(SkipReason::Internal(panic_message(&*payload))),
+            None,
+        ),
     }
 }
 

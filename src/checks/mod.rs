@@ -104,6 +104,45 @@ const CHECKS: &[(Rule, Check)] = &[
     (Rule::NoDelay, no_delay::check),
 ];
 
+/// RA010 for a call to a function that retries in another file.
+#[must_use]
+pub fn nested_retry_across(
+    call: &crate::engine::SiteCall,
+    elsewhere: &str,
+    settings: &Settings,
+) -> Diagnostic {
+    let mut cx = Context {
+        settings,
+        out: Vec::new(),
+        retrying: Vec::new(),
+    };
+    nested_retry::report_call(
+        &call.callee,
+        call.call,
+        call.head,
+        None,
+        Some(elsewhere),
+        &mut cx,
+    );
+    cx.out
+        .pop()
+        .unwrap_or_else(|| unreachable_finding(call.call))
+}
+
+/// Only reached if RA010 is allowed, which the caller checks first.
+fn unreachable_finding(span: Span) -> Diagnostic {
+    Diagnostic {
+        rule: Rule::NestedRetry,
+        level: Level::Warning,
+        message: Rule::NestedRetry.meta().summary.clone(),
+        primary: label(span, ""),
+        secondary: Vec::new(),
+        help: None,
+        notes: Vec::new(),
+        fix: None,
+    }
+}
+
 /// Runs every enabled rule over the model of one file.
 #[must_use]
 pub fn run(model: &FileModel, settings: &Settings) -> Vec<Diagnostic> {

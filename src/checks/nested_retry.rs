@@ -3,7 +3,7 @@
 //! Within one file this check runs with the others; across files the front end gathers every
 //! file's retrying functions first (see [`crate::engine::nested_retries`]).
 
-use super::{label, site_label, Context};
+use super::{label, Context};
 use crate::diagnostic::Span;
 use crate::model::{RetrySite, SiteKind};
 use crate::registry::Rule;
@@ -31,22 +31,35 @@ pub(super) fn check_against(
         let Some((_, inner, elsewhere)) = retrying.iter().find(|(n, _, _)| n == callee) else {
             continue;
         };
-        let mut secondary = vec![site_label(site)];
-        if let Some(inner) = inner {
-            secondary.push(label(*inner, format!("`{callee}` retries here too")));
-        }
-        let notes = elsewhere
-            .iter()
-            .map(|at| format!("`{callee}` retries by itself at {at}"))
-            .collect();
-        cx.report(
-            Rule::NestedRetry,
-            label(
-                *call,
-                format!("`{callee}` retries by itself: the attempts multiply"),
-            ),
-            secondary,
-            notes,
-        );
+        report_call(callee, *call, site.head, *inner, elsewhere.as_deref(), cx);
     }
+}
+
+/// One RA010 finding: the call, the site's head, and where the callee retries (in this file, or
+/// a `path:line:col` of another).
+pub(super) fn report_call(
+    callee: &str,
+    call: Span,
+    head: Span,
+    inner: Option<Span>,
+    elsewhere: Option<&str>,
+    cx: &mut Context<'_>,
+) {
+    let mut secondary = vec![label(head, "retry loop here")];
+    if let Some(inner) = inner {
+        secondary.push(label(inner, format!("`{callee}` retries here too")));
+    }
+    let notes = elsewhere
+        .iter()
+        .map(|at| format!("`{callee}` retries by itself at {at}"))
+        .collect();
+    cx.report(
+        Rule::NestedRetry,
+        label(
+            call,
+            format!("`{callee}` retries by itself: the attempts multiply"),
+        ),
+        secondary,
+        notes,
+    );
 }

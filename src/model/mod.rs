@@ -65,6 +65,8 @@ pub struct FileModel {
     /// Functions of this file that retry by themselves (a retry site inside, or
     /// `#[retryable]`): their name and where they retry.
     pub retrying_fns: Vec<(String, Span)>,
+    /// Every function and method name the file defines.
+    pub defined_fns: Vec<String>,
 }
 
 /// One place that runs an operation again after it failed.

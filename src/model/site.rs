@@ -46,9 +46,12 @@ pub fn extract(file: &syn::File, index: &LineIndex<'_>, ext: &super::Extensions)
     for f in &files {
         b.visit_file(f);
     }
+    let mut defined_fns: Vec<String> = scope.fns.keys().cloned().collect();
+    defined_fns.sort();
     FileModel {
         sites: b.sites,
         retrying_fns: b.retrying_fns,
+        defined_fns,
     }
 }
 
