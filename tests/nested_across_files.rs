@@ -5,7 +5,7 @@
 use std::fs;
 use std::process::Command;
 
-const RETRYING: &str = r#"
+const RETRYING: &str = r"
 use std::time::Duration;
 
 pub fn fetch_page(client: &Client, url: &str) -> Result<Page, FetchError> {
@@ -21,7 +21,7 @@ pub fn fetch_page(client: &Client, url: &str) -> Result<Page, FetchError> {
     }
     Err(FetchError::GaveUp)
 }
-"#;
+";
 
 const CALLER: &str = r#"
 use std::time::Duration;
