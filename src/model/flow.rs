@@ -158,6 +158,7 @@ impl ErrorKinds {
                 "40p01",
                 "serializ",
                 "deadlock",
+                "queuefull",
             ]
             .iter()
             .any(|w| t.contains(w));

@@ -40,7 +40,21 @@ pub fn is_sleep_path(full: &[String]) -> bool {
 
 /// Methods named like a sleep: `runtime.sleep(d)`, `sleeper.sleep(d)`.
 pub fn is_sleep_method(name: &str) -> bool {
-    matches!(name, "sleep" | "delay_for")
+    matches!(
+        name,
+        "sleep" | "delay_for" | "delay" | "sleep_for" | "wait_for"
+    )
+}
+
+/// Functions of other files named for waiting (`sleep_for(secs)`, `exponential_backoff(..)`,
+/// `wait_before_retry(..)`): taken as a wait of unknown length rather than no wait.
+pub fn is_wait_like_name(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    (n.contains("sleep") || n.contains("backoff") || n.contains("delay") || n.starts_with("wait"))
+        && !n.contains("next_")
+        && !n.starts_with("compute")
+        && !n.starts_with("calc")
+        && !n.starts_with("get_")
 }
 
 /// Paths and methods whose value is random.

@@ -482,6 +482,7 @@ impl<'a> Builder<'a, '_> {
         let mut finder = SleepFinder {
             scope: self.scope,
             sleeps: Vec::new(),
+            unknown_waits: Vec::new(),
             helper_calls: Vec::new(),
             enter_async,
         };
@@ -496,6 +497,15 @@ impl<'a> Builder<'a, '_> {
             }
             out.push(d);
         }
+        for call in finder.unknown_waits {
+            out.push(delay_of(
+                self.index.of(call),
+                Taint {
+                    opaque: true,
+                    ..Taint::default()
+                },
+            ));
+        }
         for (call, name, args) in finder.helper_calls {
             if let Some((t, blocking)) = self.helper_sleep_taint(&name, &args, values) {
                 let mut d = delay_of(self.index.of(call), t);
@@ -504,6 +514,16 @@ impl<'a> Builder<'a, '_> {
                     d.longest_secs = longest(None);
                 }
                 out.push(d);
+            } else if names::is_wait_like_name(&name) && !args.is_empty() {
+                // A helper of this file named for waiting whose wait is not a plain sleep
+                // (`timeout(d, cancel.cancelled())`, several `cfg` variants): a wait all the same.
+                out.push(delay_of(
+                    self.index.of(call),
+                    Taint {
+                        opaque: true,
+                        ..Taint::default()
+                    },
+                ));
             }
         }
         out.sort_by_key(|d| d.span.start);
@@ -527,6 +547,7 @@ impl<'a> Builder<'a, '_> {
         let mut inner = SleepFinder {
             scope: self.scope,
             sleeps: Vec::new(),
+            unknown_waits: Vec::new(),
             helper_calls: Vec::new(),
             enter_async: true,
         };
@@ -933,6 +954,32 @@ impl<'a, 'c> AttemptVisitor<'a, 'c> {
         }
     }
 
+    /// `client.post(endpoint)` where `let endpoint = base.join("api/v2/auth/login")`.
+    fn target_reads(&self, m: &syn::ExprMethodCall) -> bool {
+        let Some(locals) = self.locals else {
+            return false;
+        };
+        let target = m.args.first().and_then(|a| match a {
+            Expr::MethodCall(c) => place_key(&c.receiver),
+            Expr::Reference(r) => place_key(&r.expr),
+            other => place_key(other),
+        });
+        target
+            .and_then(|k| locals.lets.get(&k))
+            .is_some_and(|inits| {
+                inits.iter().any(|init| {
+                    let t = quote::ToTokens::to_token_stream(*init)
+                        .to_string()
+                        .to_ascii_lowercase();
+                    [
+                        "token", "oauth", "auth", "login", "graphql", "search", "query",
+                    ]
+                    .iter()
+                    .any(|w| t.contains(w))
+                })
+            })
+    }
+
     /// `js.publish(..)` where the function's parameter `js` is typed from a broker crate.
     fn messaging_receiver(&self, recv: &Expr) -> bool {
         let Some(locals) = self.locals else {
@@ -959,7 +1006,9 @@ impl<'a, 'c> AttemptVisitor<'a, 'c> {
             return false;
         }
         self.scope.function(name).is_some_and(|f| {
+            let locals = Locals::of_fn(&f);
             let mut inner = AttemptVisitor::new(self.scope, self.index, false);
+            inner.locals = Some(&locals);
             inner.visit_block(f.block);
             !inner.writes.is_empty()
         })
@@ -1081,7 +1130,7 @@ impl<'a> Visit<'a> for AttemptVisitor<'a, '_> {
             Expr::MethodCall(m) => {
                 let name = m.method.to_string();
                 let write = match name.as_str() {
-                    "post" | "patch" => !is_read_like_post(m),
+                    "post" | "patch" => !is_read_like_post(m) && !self.target_reads(m),
                     "basic_publish" | "send_message" | "send_message_batch" | "put_record"
                     | "put_records" | "send_batch" => true,
                     // `bus.publish(event)` on a type this file does not show to be a queue
@@ -1120,7 +1169,13 @@ impl<'a> Visit<'a> for AttemptVisitor<'a, '_> {
                         .last()
                         .and_then(|l| l.chars().next())
                         .is_some_and(char::is_uppercase);
-                    if !constructor && !self.scope.is_sleep(&full) {
+                    // `request()` where `request` is a parameter or a `let`: a closure, not a
+                    // function of the crate.
+                    let binding = segs.len() == 1
+                        && self.locals.is_some_and(|l| {
+                            l.params.contains(&segs[0]) || l.lets.contains_key(&segs[0])
+                        });
+                    if !constructor && !binding && !self.scope.is_sleep(&full) {
                         if let Some(last) = segs.last() {
                             if segs.len() == 1 && self.local_write(last) {
                                 self.writes.push(self.index.of(e));
@@ -2087,6 +2142,8 @@ struct SleepFinder<'a, 'c> {
     scope: &'c FileScope<'a>,
     /// Each wait, its duration argument, and whether it blocks the thread.
     sleeps: Vec<(&'a Expr, Option<&'a Expr>, bool)>,
+    /// Calls of other files' functions named for waiting.
+    unknown_waits: Vec<&'a Expr>,
     helper_calls: Vec<(&'a Expr, String, Vec<&'a Expr>)>,
     enter_async: bool,
 }
@@ -2114,6 +2171,12 @@ impl<'a> Visit<'a> for SleepFinder<'a, '_> {
                     if self.scope.is_sleep(&full) {
                         self.sleeps
                             .push((e, c.args.first(), is_blocking_path(&full)));
+                    } else if full.last().is_some_and(|l| {
+                        names::is_wait_like_name(l) && self.scope.function(l).is_none()
+                    }) && !c.args.is_empty()
+                    {
+                        // A wait of another file: its length cannot be told.
+                        self.unknown_waits.push(e);
                     } else if let Some(last) = full.last() {
                         if full.len() == 1
                             || full.first().is_some_and(|s| s == "Self" || s == "self")
