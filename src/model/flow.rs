@@ -364,7 +364,7 @@ impl<'a, 'c> Flow<'a, 'c> {
             &[PathState::start(Outcome::Neutral)],
             info.then_o,
             set.as_ref(),
-            cond_op(cond).as_deref(),
+            self.cond_op_of(cond).as_deref(),
         );
         Self::hint(&mut states, self.bound_kind_of(cond));
         if info.then_o.may_fail() {
@@ -463,7 +463,7 @@ impl<'a, 'c> Flow<'a, 'c> {
                         // let Ok(x) = op() else { ... };  /  let Some(d) = delays.next() else { .. };
                         let pat_o = pat_outcome(&l.pat).unwrap_or(Outcome::Neutral);
                         self.note_tested(&init.expr, pat_o);
-                        let init_op = operation_name(&init.expr);
+                        let init_op = self.op_of(&init.expr);
                         let bound = self.bound_kind_of(&init.expr);
                         let mut else_states =
                             Self::refined(&states, pat_o.negate(), None, init_op.as_deref());
@@ -673,6 +673,34 @@ impl<'a, 'c> Flow<'a, 'c> {
         }
     }
 
+    /// The operation an expression's value comes from, looking through one `let`
+    /// (`let exchange = q.compare_exchange(..); if let Err(..) = exchange`).
+    fn op_of(&self, e: &Expr) -> Option<String> {
+        operation_name(e).or_else(|| {
+            let key = place_key(e)?;
+            match self.status.locals.lets.get(&key).map(Vec::as_slice) {
+                Some([init]) => operation_name(init),
+                _ => None,
+            }
+        })
+    }
+
+    /// The operation tested by a condition: `if let Err(e) = op()`, `if op().is_ok()`.
+    fn cond_op_of(&self, cond: &Expr) -> Option<String> {
+        match cond {
+            Expr::Let(l) => pat_outcome(&l.pat).and_then(|_| self.op_of(&l.expr)),
+            Expr::MethodCall(m) if m.method == "is_ok" || m.method == "is_err" => {
+                self.op_of(&m.receiver)
+            }
+            Expr::Unary(u) => self.cond_op_of(&u.expr),
+            Expr::Paren(p) => self.cond_op_of(&p.expr),
+            Expr::Binary(b) => self
+                .cond_op_of(&b.left)
+                .or_else(|| self.cond_op_of(&b.right)),
+            _ => None,
+        }
+    }
+
     /// Whether a condition being true means the attempts are used up (`attempt >= max`,
     /// `retries_left == 0`): `Some(true)`; true means another attempt is allowed
     /// (`attempt < max`): `Some(false)`; not a plain limit test: `None`.
@@ -815,7 +843,7 @@ impl<'a, 'c> Flow<'a, 'c> {
         let else_set = info
             .else_set
             .map(|s| (s, else_span, format!("everything that fails `{cond_text}`")));
-        let op = cond_op(&i.cond);
+        let op = self.cond_op_of(&i.cond);
         let mut then_states = Self::refined(&states, info.then_o, then_set.as_ref(), op.as_deref());
         let mut else_states = Self::refined(&states, info.else_o, else_set.as_ref(), op.as_deref());
         let kinds = if classified {
@@ -1022,7 +1050,7 @@ impl<'a, 'c> Flow<'a, 'c> {
             let err_arm =
                 (pat_o == Some(Outcome::Failure)).then(|| (pat_span, binding.first().cloned()));
             let arm_op = if seen_result_pattern {
-                operation_name(&m.expr)
+                self.op_of(&m.expr)
             } else {
                 None
             };
@@ -1058,7 +1086,7 @@ impl<'a, 'c> Flow<'a, 'c> {
         if !matches!(o, Outcome::Success | Outcome::Failure) {
             return;
         }
-        if let Some(op) = operation_name(scrutinee) {
+        if let Some(op) = self.op_of(scrutinee) {
             self.result.tested_ops.push(op);
         }
         self.result.tested_exprs.push(self.index.of(scrutinee));
@@ -1265,20 +1293,6 @@ fn err_pattern_is_catch_all(pat: &Pat) -> bool {
         Pat::Reference(r) => err_pattern_is_catch_all(&r.pat),
         Pat::Paren(p) => err_pattern_is_catch_all(&p.pat),
         _ => false,
-    }
-}
-
-/// The operation tested by a condition: `if let Err(e) = op()`, `if op().is_ok()`.
-fn cond_op(cond: &Expr) -> Option<String> {
-    match cond {
-        Expr::Let(l) => pat_outcome(&l.pat).and_then(|_| operation_name(&l.expr)),
-        Expr::MethodCall(m) if m.method == "is_ok" || m.method == "is_err" => {
-            operation_name(&m.receiver)
-        }
-        Expr::Unary(u) => cond_op(&u.expr),
-        Expr::Paren(p) => cond_op(&p.expr),
-        Expr::Binary(b) => cond_op(&b.left).or_else(|| cond_op(&b.right)),
-        _ => None,
     }
 }
 

@@ -50,7 +50,10 @@ pub fn is_sleep_method(name: &str) -> bool {
 /// `wait_before_retry(..)`): taken as a wait of unknown length rather than no wait.
 pub fn is_wait_like_name(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
-    (n.contains("sleep") || n.contains("backoff") || n.contains("delay") || n.starts_with("wait"))
+    // A bare `wait` (a condvar, a child process, a parked thread) is not a retry's pause.
+    let waits = n.starts_with("wait")
+        && (n.contains("retry") || n.contains("backoff") || n.contains("interval"));
+    (n.contains("sleep") || n.contains("backoff") || n.contains("delay") || waits)
         && !n.contains("next_")
         && !n.starts_with("compute")
         && !n.starts_with("calc")
