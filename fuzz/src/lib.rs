@@ -45,8 +45,9 @@ pub fn repo_root() -> PathBuf {
         .to_path_buf()
 }
 
-/// The seeds: every `.rs` file under `fixtures/` and `tests/adversarial/`, sorted by path,
-/// read once. Non-UTF-8 files are left out (they seed [`run_bytes`] only).
+/// The seeds: every `.rs` file under `fixtures/` and `tests/adversarial/` (but not
+/// `tests/adversarial/known/`, inputs that still crash), sorted by path, read once. Non-UTF-8
+/// files are left out (they seed [`run_bytes`] only).
 pub fn seeds() -> &'static [Seed] {
     static SEEDS: OnceLock<Vec<Seed>> = OnceLock::new();
     SEEDS.get_or_init(|| {
@@ -77,7 +78,8 @@ pub fn seeds() -> &'static [Seed] {
     })
 }
 
-/// Every `.rs` file under `dir`, recursively (a missing directory has none).
+/// Every `.rs` file under `dir`, recursively, but not in directories named `known` (a missing
+/// directory has none).
 pub fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
@@ -85,6 +87,9 @@ pub fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in entries.flatten() {
         let path = entry.path();
         if path.is_dir() {
+            if path.file_name().is_some_and(|n| n == "known") {
+                continue;
+            }
             rust_files(&path, out);
         } else if path.extension().is_some_and(|e| e == "rs") {
             out.push(path);
@@ -119,8 +124,25 @@ pub fn on_big_stack<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     })
 }
 
+/// Whether the build tracks source positions: `proc-macro2` drops them under `--cfg fuzzing`
+/// (what `cargo fuzz` sets unless given `--no-cfg-fuzzing`), and every span would be `0..0`,
+/// making the position checks vacuous and the fixes point at the start of the file.
+fn assert_positions_tracked() {
+    static CHECKED: OnceLock<()> = OnceLock::new();
+    CHECKED.get_or_init(|| {
+        let source = "fn f() -> u32 {\n    loop {\n        match op() {\n            Ok(v) => return v,\n            Err(_) => std::thread::sleep(std::time::Duration::from_secs(1)),\n        }\n    }\n}\n";
+        let found = on_big_stack(|| engine::check_source(source, &all_rules()))
+            .expect("the self-test source parses");
+        assert!(
+            found.iter().any(|d| d.primary.span.start > 0),
+            "spans are all 0..0: build without `--cfg fuzzing` (cargo fuzz --no-cfg-fuzzing)"
+        );
+    });
+}
+
 /// Target `check_bytes`: the bytes as a file, every rule on. Panics on a crash.
 pub fn run_bytes(data: &[u8]) {
+    assert_positions_tracked();
     let settings = all_rules();
     on_big_stack(|| {
         let result = engine::check_bytes(data, &settings);
@@ -132,6 +154,7 @@ pub fn run_bytes(data: &[u8]) {
 /// mutant parsed (for the driver's statistics). Panics on a crash.
 #[must_use = "whether the mutant parsed"]
 pub fn run_mutated(data: &[u8]) -> bool {
+    assert_positions_tracked();
     on_big_stack(|| {
         let mutant = mutate::Mutant::build(data, seeds());
         let result = engine::check_source(&mutant.text, &mutant.settings);

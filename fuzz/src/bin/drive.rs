@@ -5,6 +5,7 @@
 //! drive check_bytes   [--seconds N] [--seed S] [--timeout SECS] [--crashes DIR]
 //! drive check_mutated [--seconds N] [--seed S] [--timeout SECS] [--crashes DIR]
 //! drive replay TARGET FILE...
+//! drive mutant FILE
 //! ```
 //!
 //! `check_bytes` inputs are seed files (fixtures/, tests/adversarial/) with 1 to 8 byte-level
@@ -13,7 +14,8 @@
 //! random mutation programs. Each input runs on a worker thread; a panic (a crash or a broken
 //! invariant) is saved under `--crashes` (default `fuzz/crashes/`) and the run goes on; an
 //! input that runs longer than `--timeout` (default 20 s) is saved and stops the run. Exit
-//! status: 0 when nothing was found, 1 otherwise.
+//! status: 0 when nothing was found, 1 otherwise. `replay` re-runs saved inputs (libFuzzer's
+//! artifacts too); `mutant` prints the source a `check_mutated` input builds.
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::BTreeMap;
@@ -134,13 +136,24 @@ struct Options {
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: drive check_bytes|check_mutated [--seconds N] [--seed S] [--timeout SECS] [--crashes DIR]\n       drive replay check_bytes|check_mutated FILE..."
+        "usage: drive check_bytes|check_mutated [--seconds N] [--seed S] [--timeout SECS] [--crashes DIR]\n       drive replay check_bytes|check_mutated FILE...\n       drive mutant FILE   (the source a check_mutated input builds)"
     );
     ExitCode::from(2)
 }
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("mutant") {
+        // The file a `check_mutated` input builds, for reading and reducing.
+        let Some(Ok(data)) = args.get(1).map(std::fs::read) else {
+            return usage();
+        };
+        print!(
+            "{}",
+            on_big_stack(|| mutate::Mutant::build(&data, seeds())).text
+        );
+        return ExitCode::SUCCESS;
+    }
     if args.first().map(String::as_str) == Some("replay") {
         let Some(target) = args.get(1).and_then(|t| Target::parse(t)) else {
             return usage();
