@@ -283,6 +283,32 @@ fn files_that_vanish_or_become_unreadable_during_the_scan_are_skipped_with_a_rea
     );
 }
 
+#[cfg(unix)]
+#[test]
+fn a_file_without_read_permission_is_skipped_with_the_error_or_read_by_root() {
+    use std::os::unix::fs::PermissionsExt;
+
+    let dir = temp();
+    write(dir.path(), "a_locked.rs", RETRY);
+    write(dir.path(), "b_open.rs", CLEAN);
+    let locked = dir.path().join("a_locked.rs");
+    fs::set_permissions(&locked, fs::Permissions::from_mode(0o000)).expect("chmod 000");
+    // Root reads it anyway (CI runs as root); anyone else gets "permission denied".
+    let readable = fs::read(&locked).is_ok();
+    let run = run(dir.path(), &["--format", "json"]);
+    fs::set_permissions(&locked, fs::Permissions::from_mode(0o644)).expect("chmod back");
+    assert_eq!(run.code, Some(i32::from(readable)), "{}", run.stderr);
+    if readable {
+        assert_eq!(summary(&run.stderr), (2, 0));
+    } else {
+        assert_eq!(
+            skipped_lines(&run.stderr),
+            ["warning: skipped ./a_locked.rs: cannot read: Permission denied (os error 13)"]
+        );
+        assert_eq!(summary(&run.stderr), (1, 1));
+    }
+}
+
 // --------------------------------------------------------------------------- many files
 
 #[test]
