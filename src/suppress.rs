@@ -393,10 +393,14 @@ impl Cursor<'_> {
         None
     }
 
-    /// `len` bytes from the cursor (fewer at the end of the comment).
+    /// `len` bytes from the cursor (fewer at the end of the comment), widened to the end of
+    /// the character they stop in so a span never cuts a character.
     fn here(&self, len: usize) -> Range<usize> {
-        let start = self.base + self.pos;
-        start..start + len.min(self.text.len() - self.pos)
+        let mut end = self.pos + len.min(self.text.len() - self.pos);
+        while !self.text.is_char_boundary(end) {
+            end += 1;
+        }
+        self.base + self.pos..self.base + end
     }
 }
 

@@ -608,7 +608,7 @@ fn fuzzer_regression_inputs_are_handled() {
 /// The inputs of `tests/adversarial/known/`, checked in full: move each file up to
 /// `tests/adversarial/` when its bug is fixed.
 #[test]
-#[ignore = "known bug in src/suppress.rs: RA100 on a malformed suppression followed by a non-ASCII character gets a span that cuts the character (end column 1)"]
+#[ignore = "holds inputs whose bug is not fixed yet; none at the moment"]
 fn known_bugs_found_by_the_fuzzer() {
     for input in inputs_in(&adversarial_dir().join("known")) {
         check_regression_input(&input, true);
