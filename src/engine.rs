@@ -58,6 +58,8 @@ pub enum FileError {
     TooDeep,
     /// The file could not be read.
     Io(String),
+    /// The analysis panicked on this file: a bug in retry-audit (the panic's message).
+    Internal(String),
 }
 
 impl fmt::Display for FileError {
@@ -67,6 +69,9 @@ impl fmt::Display for FileError {
             FileError::NotUtf8 { offset } => write!(f, "not valid UTF-8 (byte {offset})"),
             FileError::TooDeep => f.write_str("too deeply nested to analyse"),
             FileError::Io(e) => f.write_str(e),
+            FileError::Internal(e) => {
+                write!(f, "internal error in retry-audit (please report): {e}")
+            }
         }
     }
 }
@@ -358,7 +363,8 @@ fn first_lex_problem(text: &str) -> (Position, String) {
 }
 
 /// [`check_source`] on a fresh thread with a [`PARSE_STACK`]-sized stack, so that deeply nested
-/// input cannot overflow the caller's stack.
+/// input cannot overflow the caller's stack. A panic in the analysis is reported as
+/// [`FileError::Internal`] (not as a file problem), and does not reach the caller.
 pub fn check_source_on_big_stack(
     src: &str,
     settings: &Settings,
@@ -368,10 +374,24 @@ pub fn check_source_on_big_stack(
             .stack_size(PARSE_STACK)
             .spawn_scoped(s, || check_source(src, settings));
         match handle {
-            Ok(h) => h.join().unwrap_or(Err(FileError::TooDeep)),
+            Ok(h) => h
+                .join()
+                .unwrap_or_else(|payload| Err(internal_error(&*payload))),
             Err(e) => Err(FileError::Io(format!("cannot start parser thread: {e}"))),
         }
     })
+}
+
+/// A panic of the analysis thread as an error that says so, with the panic's message.
+fn internal_error(payload: &(dyn std::any::Any + Send)) -> FileError {
+    let message = if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "the analysis panicked".to_owned()
+    };
+    FileError::Internal(message)
 }
 
 /// The deepest bracket nesting in `src`, counting `(`, `[` and `{` outside comments and strings
@@ -390,4 +410,50 @@ fn nesting_depth(src: &str) -> usize {
         }
     }
     max
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_of_the_analysis_is_an_internal_error_not_a_file_problem() {
+        let from_str = internal_error(&"index out of bounds");
+        assert_eq!(
+            from_str,
+            FileError::Internal("index out of bounds".to_owned())
+        );
+        assert_eq!(
+            from_str.to_string(),
+            "internal error in retry-audit (please report): index out of bounds"
+        );
+        let from_string = internal_error(&String::from("span 3..4 cuts a character"));
+        assert_eq!(
+            from_string,
+            FileError::Internal("span 3..4 cuts a character".to_owned())
+        );
+        assert_eq!(
+            internal_error(&42_u8),
+            FileError::Internal("the analysis panicked".to_owned())
+        );
+    }
+
+    #[test]
+    fn the_big_stack_checks_deep_input_that_would_overflow_a_small_one() {
+        // 1 900 nested closures: under the depth limit, so parsed and walked, on the big stack.
+        let src = format!(
+            "fn f() {{ let _ = {}1{}; }}\n",
+            "|| (".repeat(1_900),
+            ")".repeat(1_900)
+        );
+        assert_eq!(
+            check_source_on_big_stack(&src, &Settings::default()),
+            Ok(Vec::new())
+        );
+        let deeper = format!("fn f() {{ {}{} }}\n", "{".repeat(3_000), "}".repeat(3_000));
+        assert_eq!(
+            check_source_on_big_stack(&deeper, &Settings::default()),
+            Err(FileError::TooDeep)
+        );
+    }
 }

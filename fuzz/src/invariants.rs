@@ -43,6 +43,7 @@ pub fn check(src: &[u8], settings: &Settings, result: &Result<Vec<Diagnostic>, F
             panic!("valid UTF-8 refused as not UTF-8 at byte {offset}")
         }
         Err(FileError::Io(e)) => panic!("an I/O error without I/O: {e}"),
+        Err(FileError::Internal(e)) => panic!("the analysis panicked: {e}"),
     }
 }
 
