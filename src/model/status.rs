@@ -74,10 +74,7 @@ impl StatusEval<'_, '_> {
     pub fn code(&self, e: &Expr) -> Option<u16> {
         match e {
             Expr::Lit(l) => match &l.lit {
-                Lit::Int(i) => i
-                    .base10_parse::<u16>()
-                    .ok()
-                    .filter(|c| (100..=599).contains(c)),
+                Lit::Int(i) => status_literal(i),
                 _ => None,
             },
             Expr::Path(p) => self.status_path_code(&p.path).or_else(|| {
@@ -141,11 +138,7 @@ impl StatusEval<'_, '_> {
     pub fn pattern(&self, pat: &Pat) -> Option<StatusSet> {
         match pat {
             Pat::Lit(l) => match &l.lit {
-                Lit::Int(i) => i
-                    .base10_parse::<u16>()
-                    .ok()
-                    .filter(|c| (100..=599).contains(c))
-                    .map(StatusSet::single),
+                Lit::Int(i) => status_literal(i).map(StatusSet::single),
                 _ => None,
             },
             Pat::Range(r) => {
@@ -549,4 +542,11 @@ pub fn parse_matches(mac: &syn::Macro) -> Option<(Expr, Pat)> {
         Ok((e, p))
     })
     .ok()
+}
+
+/// An integer literal that is an HTTP status (100..=599).
+fn status_literal(i: &syn::LitInt) -> Option<u16> {
+    i.base10_parse::<u16>()
+        .ok()
+        .filter(|c| (100..=599).contains(c))
 }
