@@ -276,7 +276,8 @@ fn annotates(text: &str, rule: Rule) -> bool {
     })
 }
 
-/// The README's rule table: id, name (linking to its TOML), default level, summary.
+/// The README's rules section: a table (id, name linking to its TOML, default level, summary),
+/// then for each rule what it does, its example and what to write instead, all from the TOMLs.
 fn rules_table() -> String {
     let mut table = String::from("| id | name | default level | summary |\n|---|---|---|---|\n");
     for &rule in Rule::ALL {
@@ -288,6 +289,23 @@ fn rules_table() -> String {
             name = meta.name,
             level = meta.level,
             summary = meta.summary.replace('|', "\\|"),
+        );
+    }
+    table.push_str(
+        "\nEach rule's file in [`rules/`](rules/) holds its full documentation (why it matters, \
+         known limitations, references), the same text that `retry-audit explain RULE` prints.\n",
+    );
+    for &rule in Rule::ALL {
+        let meta = meta(rule);
+        let _ = write!(
+            table,
+            "\n### {id} `{name}`\n\n{what}\n\n```rust\n// {id}: reported\n{example}\n```\n\n\
+             Use instead:\n\n```rust\n{use_instead}\n```\n",
+            id = meta.id,
+            name = meta.name,
+            what = meta.what_it_does.trim(),
+            example = meta.example.trim(),
+            use_instead = meta.use_instead.trim(),
         );
     }
     table
