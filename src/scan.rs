@@ -8,6 +8,7 @@
 //! skipped. A path named on the command line is always taken: a file given explicitly is checked
 //! whatever its name, and a directory given explicitly is walked even if it is hidden or ignored.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::num::NonZeroUsize;
 use std::panic::{self, AssertUnwindSafe};
@@ -244,18 +245,30 @@ fn add_nested_across_files(
     facts: &[Option<engine::CrateFacts>],
     settings: &Settings,
 ) {
-    let known: Vec<(usize, String, &engine::CrateFacts)> = facts
-        .iter()
-        .enumerate()
-        .filter_map(|(i, f)| {
-            f.as_ref()
-                .map(|f| (i, files[i].path.display().to_string(), f))
-        })
-        .collect();
-    let input: Vec<(String, &engine::CrateFacts)> =
-        known.iter().map(|(_, p, f)| (p.clone(), *f)).collect();
-    for (k, diagnostic) in engine::nested_across_files(&input, settings) {
-        let file = &mut files[known[k].0];
+    // Files are grouped by crate (the nearest directory above them with a `Cargo.toml`): a name
+    // in one crate says nothing about a function of the same name in another.
+    let mut roots: HashMap<PathBuf, Option<PathBuf>> = HashMap::new();
+    let mut crates: HashMap<Option<PathBuf>, Vec<(usize, String, &engine::CrateFacts)>> =
+        HashMap::new();
+    for (i, f) in facts.iter().enumerate() {
+        let Some(f) = f else { continue };
+        let path = &files[i].path;
+        let root = path.parent().and_then(|dir| crate_root(dir, &mut roots));
+        crates
+            .entry(root)
+            .or_default()
+            .push((i, path.display().to_string(), f));
+    }
+    let mut found = Vec::new();
+    for known in crates.values() {
+        let input: Vec<(String, &engine::CrateFacts)> =
+            known.iter().map(|(_, p, f)| (p.clone(), *f)).collect();
+        for (k, diagnostic) in engine::nested_across_files(&input, settings) {
+            found.push((known[k].0, diagnostic));
+        }
+    }
+    for (index, diagnostic) in found {
+        let file = &mut files[index];
         let path = file.path.clone();
         if let Outcome::Checked {
             diagnostics,
@@ -269,6 +282,21 @@ fn add_nested_across_files(
             diagnostics.sort_by_key(|d| (d.primary.span.start, d.rule));
         }
     }
+}
+
+/// The nearest directory at or above `dir` holding a `Cargo.toml` (`None` outside any crate),
+/// remembered per directory so each is looked at once.
+fn crate_root(dir: &Path, seen: &mut HashMap<PathBuf, Option<PathBuf>>) -> Option<PathBuf> {
+    if let Some(root) = seen.get(dir) {
+        return root.clone();
+    }
+    let root = if dir.join("Cargo.toml").is_file() {
+        Some(dir.to_path_buf())
+    } else {
+        dir.parent().and_then(|up| crate_root(up, seen))
+    };
+    seen.insert(dir.to_path_buf(), root.clone());
+    root
 }
 
 /// The requested number of threads (default: every core), but never more than there are files.

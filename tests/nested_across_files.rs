@@ -84,3 +84,30 @@ fn a_function_of_the_same_name_in_the_calling_file_is_not_confused() {
     let found = findings(dir.path());
     assert!(found.iter().all(|f| f["rule"] != "RA010"), "{found:#?}");
 }
+
+#[test]
+fn a_function_of_the_same_name_in_another_crate_is_not_confused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (krate, file, text) in [
+        ("pages", "pages.rs", RETRYING),
+        ("report", "report.rs", CALLER),
+    ] {
+        let root = dir.path().join("src").join(krate);
+        fs::create_dir_all(&root).expect("crate dir");
+        fs::write(root.join("Cargo.toml"), "[package]\n").expect("Cargo.toml");
+        fs::write(root.join(file), text).expect("source");
+    }
+    let found = findings(dir.path());
+    assert!(found.iter().all(|f| f["rule"] != "RA010"), "{found:#?}");
+
+    // The same two files in one crate: the call is reported.
+    fs::remove_file(dir.path().join("src/report/Cargo.toml")).expect("remove");
+    fs::write(dir.path().join("src/Cargo.toml"), "[package]\n").expect("Cargo.toml");
+    fs::remove_file(dir.path().join("src/pages/Cargo.toml")).expect("remove");
+    let found = findings(dir.path());
+    assert_eq!(
+        found.iter().filter(|f| f["rule"] == "RA010").count(),
+        1,
+        "{found:#?}"
+    );
+}
