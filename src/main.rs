@@ -289,6 +289,9 @@ fn check(args: &CheckArgs, matches: &ArgMatches, cargo: bool) -> ExitCode {
         report
     };
     if let Some(path) = &args.write_baseline {
+        // A skipped file has no findings to record: say which, so the baseline is not taken
+        // for complete, and let `--strict` fail the run after the baseline is written.
+        let _ = render::write_skipped(&report, &mut io::stderr().lock());
         return match baseline::write(&report, path) {
             Ok(recorded) => {
                 report_error(&format!(
@@ -296,7 +299,7 @@ fn check(args: &CheckArgs, matches: &ArgMatches, cargo: bool) -> ExitCode {
                     count(recorded, "finding", "findings"),
                     path.display()
                 ));
-                ExitCode::SUCCESS
+                strict_exit(&report, args.strict).unwrap_or(ExitCode::SUCCESS)
             }
             Err(e) => {
                 report_error(&format!("error: {e}"));

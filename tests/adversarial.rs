@@ -492,10 +492,9 @@ fn a_finding_on_the_first_line_after_a_byte_order_mark() {
     assert_eq!(span_of(unbounded), (1, 17, 1, 21));
 }
 
-/// The human output's `-->` line names the same line and column as the JSON. Known bug: with a
-/// byte-order mark, the human renderer (codespan) counts the BOM as a column on line 1.
+/// The human output's `-->` line names the same line and column as the JSON: the human renderer
+/// (codespan) must not count the byte-order mark as a column of line 1.
 #[test]
-#[ignore = "known bug in src/render/human.rs: a BOM shifts the columns of line 1 in human output by one (JSON is right)"]
 fn human_output_columns_after_a_byte_order_mark_match_json() {
     let one_line = "fn f() -> u32 { loop { match op() { Ok(v) => return v, Err(_) => \
                     std::thread::sleep(std::time::Duration::from_secs(1)) } } }\n\
@@ -549,6 +548,40 @@ fn strict_turns_a_skipped_file_into_exit_status_two_after_the_full_report() {
         strict_human.stderr.lines().last(),
         Some("error: 1 file could not be checked (--strict)")
     );
+}
+
+#[test]
+fn writing_a_baseline_lists_skipped_files_and_strict_fails_after_writing_it() {
+    let dir = temp();
+    write(dir.path(), "a_retry.rs", RETRY);
+    write(dir.path(), "b_broken.rs", "fn (");
+
+    let lenient = run(dir.path(), &["--write-baseline", "lenient.json"]);
+    assert_eq!(lenient.code, Some(0), "{}", lenient.stderr);
+    assert_eq!(
+        skipped_lines(&lenient.stderr).len(),
+        1,
+        "{}",
+        lenient.stderr
+    );
+
+    let strict = run(dir.path(), &["--strict", "--write-baseline", "strict.json"]);
+    assert_eq!(strict.code, Some(2), "{}", strict.stderr);
+    assert_eq!(
+        skipped_lines(&strict.stderr),
+        skipped_lines(&lenient.stderr)
+    );
+    assert_eq!(
+        strict.stderr.lines().last(),
+        Some("error: 1 file could not be checked (--strict)")
+    );
+    // The baseline is written all the same, with the finding of the file that was checked.
+    let written = fs::read_to_string(dir.path().join("strict.json")).expect("baseline written");
+    assert_eq!(
+        written,
+        fs::read_to_string(dir.path().join("lenient.json")).expect("baseline written")
+    );
+    assert!(written.contains("a_retry.rs"), "{written}");
 }
 
 #[test]

@@ -55,7 +55,24 @@ pub fn render_one(
         chars: Chars::ascii(),
         ..Config::default()
     };
+    // codespan-reporting would count a byte-order mark as a column of line 1: show the text
+    // without it, and the spans (byte offsets into the file) moved back by its length.
+    if let Some(text) = source.strip_prefix('\u{feff}') {
+        let shifted = shift_back(diagnostic, source.len() - text.len());
+        return emit(out, &config, &SimpleFile::new(name, text), &shifted);
+    }
     emit(out, &config, &SimpleFile::new(name, source), diagnostic)
+}
+
+/// The diagnostic with every span `by` bytes earlier (a span inside the removed prefix becomes
+/// empty at its start).
+fn shift_back(diagnostic: &Diagnostic, by: usize) -> Diagnostic {
+    let mut shifted = diagnostic.clone();
+    for label in std::iter::once(&mut shifted.primary).chain(&mut shifted.secondary) {
+        label.span.start = label.span.start.saturating_sub(by);
+        label.span.end = label.span.end.saturating_sub(by);
+    }
+    shifted
 }
 
 /// Emits one diagnostic; falls back to a plain rendering if its spans do not fit the source.
