@@ -102,10 +102,12 @@ impl RetryBudget {
 
     /// Records a success: `token_ratio` of a token back, up to the maximum.
     pub fn record_success(&self) {
+        // A full bucket (the usual state) is left as it is, without a write: every success would
+        // otherwise take the shared cache line for itself, on every core that calls the service.
         let _ = self
             .tokens_left
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |tokens| {
-                Some((tokens + self.refund).min(self.capacity))
+                (tokens < self.capacity).then(|| (tokens + self.refund).min(self.capacity))
             });
     }
 

@@ -157,18 +157,25 @@ impl<'a, E> Retry<'a, E> {
 
     /// Runs `op` until it succeeds or the policy says stop, waiting with `sleeper` in between. The
     /// deadline is measured from now, on the sleeper's clock.
+    ///
+    /// The clock is read once before the first attempt (the deadline's start), then only after a
+    /// failure and after a wait: a first attempt that succeeds costs one clock read.
     pub fn run_sync<T, S, F>(mut self, sleeper: &S, mut op: F) -> Result<T, RetryError<E>>
     where
         S: Sleeper + ?Sized,
         F: FnMut(Attempt) -> Result<T, E>,
     {
-        self.start = Some(sleeper.now());
+        let mut now = sleeper.now();
+        self.start = Some(now);
         loop {
-            let attempt = self.begin_attempt(sleeper.now());
+            let attempt = self.begin_attempt(now);
             let outcome = op(attempt);
-            match self.after_attempt(outcome, false, sleeper.now()) {
+            match self.after_attempt(outcome, false, || sleeper.now()) {
                 Step::Done(result) => return result,
-                Step::Wait(delay) => sleeper.sleep(delay),
+                Step::Wait(delay) => {
+                    sleeper.sleep(delay);
+                    now = sleeper.now();
+                }
             }
         }
     }
@@ -199,13 +206,17 @@ impl<'a, E> Retry<'a, E> {
     }
 
     fn begin_attempt(&mut self, now: Instant) -> Attempt {
-        if self.start.is_none() {
-            self.start = Some(now);
-        }
+        let start = *self.start.get_or_insert(now);
         self.attempts += 1;
+        // At the start (the first attempt) the whole deadline is left: no clock arithmetic.
+        let time_left = if now == start {
+            self.policy.overall_deadline()
+        } else {
+            self.time_left(now)
+        };
         Attempt {
             number: self.attempts,
-            time_left: self.time_left(now),
+            time_left,
         }
     }
 
@@ -218,11 +229,12 @@ impl<'a, E> Retry<'a, E> {
         }
     }
 
+    /// The step after an attempt; `now` reads the clock, which a success does not need.
     fn after_attempt<T>(
         &mut self,
         outcome: Result<T, E>,
         timed_out: bool,
-        now: Instant,
+        now: impl FnOnce() -> Instant,
     ) -> Step<T, E> {
         let error = match outcome {
             Ok(value) => {
@@ -238,7 +250,7 @@ impl<'a, E> Retry<'a, E> {
         } else {
             self.classify(&error)
         };
-        match self.plan(decision, now) {
+        match self.plan(decision, now()) {
             Ok(delay) => {
                 #[cfg(feature = "tracing")]
                 tracing::info!(
@@ -448,9 +460,10 @@ impl<E> AsyncRetry<'_, E> {
         outcome: Result<T, E>,
         timed_out: bool,
     ) -> ControlFlow<Result<T, RetryError<E>>> {
+        let sleeper = self.sleeper;
         match self
             .retry
-            .after_attempt(outcome, timed_out, self.sleeper.now())
+            .after_attempt(outcome, timed_out, || sleeper.now())
         {
             Step::Done(result) => ControlFlow::Break(result),
             Step::Wait(delay) => {
