@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::time::{Duration, Instant};
 
 use crate::checks;
 use crate::diagnostic::{Diagnostic, Position};
@@ -102,11 +103,11 @@ pub fn check_source(src: &str, settings: &Settings) -> Result<Vec<Diagnostic>, F
 /// What the crate-wide nested-retry check (RA010 across files) needs from one file.
 #[derive(Clone, Debug, Default)]
 pub struct CrateFacts {
-    /// Every function and method name defined in the file.
-    pub defined: Vec<String>,
     /// The file's functions that retry by themselves, and where.
     pub retrying: Vec<(String, Position)>,
-    /// The calls made per attempt by the file's retry sites.
+    /// The calls made per attempt by the file's retry sites to functions the file does not
+    /// define (a name the file defines is taken to mean its own function, which the per-file
+    /// check covers).
     pub calls: Vec<SiteCall>,
 }
 
@@ -127,11 +128,33 @@ pub fn check_bytes_with_facts(
     bytes: &[u8],
     settings: &Settings,
 ) -> Result<(Vec<Diagnostic>, CrateFacts), FileError> {
+    check_bytes_timed(bytes, settings, &mut PhaseTimes::default())
+}
+
+/// Time spent on one file, by phase (for `--stats`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PhaseTimes {
+    /// Decoding, parsing (`syn`) and freeing the syntax tree, the nesting pre-check included.
+    pub parse: Duration,
+    /// Building the retry-site model, running the rules, applying suppressions.
+    pub analyse: Duration,
+}
+
+/// [`check_bytes_with_facts`], adding the time of each phase to `times`.
+pub fn check_bytes_timed(
+    bytes: &[u8],
+    settings: &Settings,
+    times: &mut PhaseTimes,
+) -> Result<(Vec<Diagnostic>, CrateFacts), FileError> {
+    let started = Instant::now();
     match std::str::from_utf8(bytes) {
-        Ok(src) => check_source_with_facts(src, settings),
-        Err(e) => Err(FileError::NotUtf8 {
-            offset: e.valid_up_to(),
-        }),
+        Ok(src) => check_timed(src, settings, started, times),
+        Err(e) => {
+            times.parse += started.elapsed();
+            Err(FileError::NotUtf8 {
+                offset: e.valid_up_to(),
+            })
+        }
     }
 }
 
@@ -156,9 +179,6 @@ pub fn nested_across_files(
     let mut out = Vec::new();
     for (i, (_, facts)) in files.iter().enumerate() {
         for call in &facts.calls {
-            if call.callee == call.function || facts.defined.contains(&call.callee) {
-                continue;
-            }
             let Some((j, at)) = retrying.get(call.callee.as_str()) else {
                 continue;
             };
@@ -177,26 +197,42 @@ pub fn check_source_with_facts(
     src: &str,
     settings: &Settings,
 ) -> Result<(Vec<Diagnostic>, CrateFacts), FileError> {
+    check_timed(src, settings, Instant::now(), &mut PhaseTimes::default())
+}
+
+/// [`check_source_with_facts`], timed from `started` (the parse phase includes decoding).
+fn check_timed(
+    src: &str,
+    settings: &Settings,
+    started: Instant,
+    times: &mut PhaseTimes,
+) -> Result<(Vec<Diagnostic>, CrateFacts), FileError> {
     // A byte-order mark is not part of the syntax; offsets are shifted back afterwards.
     let (text, shift) = match src.strip_prefix('\u{feff}') {
         Some(rest) => (rest, '\u{feff}'.len_utf8()),
         None => (src, 0),
     };
     if nesting_depth(text) > MAX_DEPTH {
+        times.parse += started.elapsed();
         return Err(FileError::TooDeep);
     }
     // Spans are only meaningful for the file being parsed: free proc-macro2's per-thread source
     // map when done, whether the parse succeeded or not (it would grow with every file).
     let _spans = SpanMapGuard;
-    let file = match syn::parse_file(text) {
+    let file = syn::parse_file(text);
+    let parsed = Instant::now();
+    times.parse += parsed - started;
+    let file = match file {
         Ok(f) => f,
         Err(e) => return Err(parse_error(&e, text)),
     };
     let index = model::LineIndex::new(text, shift);
     let file_model = model::extract(&file, &index, &settings.extensions);
     let mut diagnostics = checks::run(&file_model, settings);
+    // Only what the crate-wide pass needs is kept (most files have nothing), not the file's
+    // every function name: memory stays bounded by the files in flight.
+    let defines = |name: &String| file_model.defined_fns.binary_search(name).is_ok();
     let facts = CrateFacts {
-        defined: file_model.defined_fns.clone(),
         retrying: file_model
             .retrying_fns
             .iter()
@@ -207,12 +243,15 @@ pub fn check_source_with_facts(
             .iter()
             .filter(|s| s.kind != model::SiteKind::Policy)
             .flat_map(|s| {
-                s.calls.iter().map(|(callee, call)| SiteCall {
-                    callee: callee.clone(),
-                    call: *call,
-                    head: s.head,
-                    function: s.function.clone(),
-                })
+                s.calls
+                    .iter()
+                    .filter(|(callee, _)| *callee != s.function && !defines(callee))
+                    .map(|(callee, call)| SiteCall {
+                        callee: callee.clone(),
+                        call: *call,
+                        head: s.head,
+                        function: s.function.clone(),
+                    })
             })
             .collect(),
     };
@@ -221,16 +260,19 @@ pub fn check_source_with_facts(
     } else {
         Vec::new()
     };
+    // Freeing the tree is part of the cost of parsing it.
+    let freeing = Instant::now();
     drop(file);
+    let freed = freeing.elapsed();
+    times.parse += freed;
     diagnostics.sort_by(|a, b| {
         (a.primary.span.start, a.rule, &a.message).cmp(&(b.primary.span.start, b.rule, &b.message))
     });
     diagnostics.dedup_by(|a, b| a.rule == b.rule && a.primary.span == b.primary.span);
     // Inline `// retry-audit: allow(...)` comments, and RA100 for those that suppress nothing.
-    Ok((
-        suppress::apply(text, shift, &fns, diagnostics, settings),
-        facts,
-    ))
+    let diagnostics = suppress::apply(text, shift, &fns, diagnostics, settings);
+    times.analyse += parsed.elapsed().saturating_sub(freed);
+    Ok((diagnostics, facts))
 }
 
 /// Frees proc-macro2's span map of this thread when dropped.

@@ -7,6 +7,7 @@ use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use codespan_reporting::term::termcolor::{BufferedStandardStream, ColorChoice};
@@ -108,6 +109,11 @@ struct CheckArgs {
     /// are listed as warnings and do not change the exit status.
     #[arg(long)]
     strict: bool,
+
+    /// After the report, print to standard error how many files were found, checked and
+    /// skipped (by reason) and the time of each phase (walk, read, parse, analyse, report).
+    #[arg(long)]
+    stats: bool,
 
     /// Read the configuration from FILE (a `retry-audit.toml`, or a `Cargo.toml` with a
     /// `[package.metadata.retry-audit]` or `[workspace.metadata.retry-audit]` table) instead of
@@ -262,6 +268,7 @@ fn scan_options(
 
 /// The default command: scan, render, exit 1 if anything is at error level.
 fn check(args: &CheckArgs, matches: &ArgMatches, cargo: bool) -> ExitCode {
+    let started = Instant::now();
     let options = match scan_options(args, matches, cargo) {
         Ok(options) => options,
         Err(e) => {
@@ -277,7 +284,9 @@ fn check(args: &CheckArgs, matches: &ArgMatches, cargo: bool) -> ExitCode {
         }
     };
     if args.diff {
+        let writing = Instant::now();
         let code = show_fixes(&report, &options);
+        write_stats(args, &report, started, writing.elapsed());
         return strict_exit(&report, args.strict).unwrap_or(code);
     }
     let report = if args.fix {
@@ -292,6 +301,7 @@ fn check(args: &CheckArgs, matches: &ArgMatches, cargo: bool) -> ExitCode {
         // A skipped file has no findings to record: say which, so the baseline is not taken
         // for complete, and let `--strict` fail the run after the baseline is written.
         let _ = render::write_skipped(&report, &mut io::stderr().lock());
+        let writing = Instant::now();
         return match baseline::write(&report, path) {
             Ok(recorded) => {
                 report_error(&format!(
@@ -299,6 +309,7 @@ fn check(args: &CheckArgs, matches: &ArgMatches, cargo: bool) -> ExitCode {
                     count(recorded, "finding", "findings"),
                     path.display()
                 ));
+                write_stats(args, &report, started, writing.elapsed());
                 strict_exit(&report, args.strict).unwrap_or(ExitCode::SUCCESS)
             }
             Err(e) => {
@@ -328,8 +339,17 @@ fn check(args: &CheckArgs, matches: &ArgMatches, cargo: bool) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     };
+    let writing = Instant::now();
     let written = write_report(&report, args);
+    write_stats(args, &report, started, writing.elapsed());
     exit_after_output(written, strict_exit(&report, args.strict).unwrap_or(code))
+}
+
+/// `--stats`, on standard error after everything but the `--strict` verdict.
+fn write_stats(args: &CheckArgs, report: &ScanReport, started: Instant, reporting: Duration) {
+    if args.stats {
+        report_error(&render::stats(report, reporting, started.elapsed()));
+    }
 }
 
 /// `--strict`: a skipped file fails the run with status 2, said last on stderr (the skipped

@@ -13,7 +13,9 @@ use std::fmt;
 use std::num::NonZeroUsize;
 use std::panic::{self, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use ignore::WalkBuilder;
 use rayon::prelude::*;
@@ -44,6 +46,50 @@ pub struct ScanOptions {
 #[derive(Debug, Default)]
 pub struct ScanReport {
     pub files: Vec<FileReport>,
+    /// Where the time went (`--stats`).
+    pub stats: ScanStats,
+}
+
+/// Sizes and times of a scan, by phase. The per-file phases (read, parse, analyse) are the time
+/// each worker thread spent in them, added up; the others are wall-clock time.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ScanStats {
+    /// Worker threads used.
+    pub threads: usize,
+    /// Bytes read from the files checked or skipped after reading.
+    pub bytes: u64,
+    /// Finding the files (wall).
+    pub walk: Duration,
+    /// Reading the files (summed over threads).
+    pub read: Duration,
+    /// Decoding, parsing and freeing syntax trees (summed over threads).
+    pub parse: Duration,
+    /// The retry-site model, the rules and suppressions (summed over threads).
+    pub analyse: Duration,
+    /// Checking every file, on all threads (wall).
+    pub check: Duration,
+    /// RA010 across the files of each crate (wall).
+    pub cross_file: Duration,
+}
+
+/// Per-file phase times, added up by every worker thread.
+#[derive(Default)]
+struct PhaseClock {
+    bytes: AtomicU64,
+    read: AtomicU64,
+    parse: AtomicU64,
+    analyse: AtomicU64,
+}
+
+impl PhaseClock {
+    fn add(counter: &AtomicU64, time: Duration) {
+        let nanos = u64::try_from(time.as_nanos()).unwrap_or(u64::MAX);
+        counter.fetch_add(nanos, Ordering::Relaxed);
+    }
+
+    fn total(counter: &AtomicU64) -> Duration {
+        Duration::from_nanos(counter.load(Ordering::Relaxed))
+    }
 }
 
 /// One file (or one unreadable directory entry) and what became of it.
@@ -203,9 +249,13 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
     } else {
         &options.paths[..]
     };
+    let started = Instant::now();
     let candidates = collect_files(roots, &walk_filter(options))?;
+    let walked = Instant::now();
+    let threads = thread_count(options.jobs, candidates.len());
+    let clock = PhaseClock::default();
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(thread_count(options.jobs, candidates.len()))
+        .num_threads(threads)
         .stack_size(engine::PARSE_STACK)
         .thread_name(|i| format!("retry-audit-{i}"))
         .build()
@@ -220,7 +270,7 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
                             Some(config) => config.settings_for(&path),
                             None => std::borrow::Cow::Borrowed(&options.settings),
                         };
-                        let (outcome, facts) = check_file(&path, &settings);
+                        let (outcome, facts) = check_file(&path, &settings, &clock);
                         (FileReport { path, outcome }, facts)
                     }
                     Candidate::Unreadable(path, message) => (
@@ -233,8 +283,19 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
                 })
                 .unzip()
         });
+    let checked = Instant::now();
     add_nested_across_files(&mut files, &facts, &options.settings);
-    Ok(ScanReport { files })
+    let stats = ScanStats {
+        threads,
+        bytes: clock.bytes.load(Ordering::Relaxed),
+        walk: walked - started,
+        read: PhaseClock::total(&clock.read),
+        parse: PhaseClock::total(&clock.parse),
+        analyse: PhaseClock::total(&clock.analyse),
+        check: checked - walked,
+        cross_file: checked.elapsed(),
+    };
+    Ok(ScanReport { files, stats })
 }
 
 /// RA010 across files, once every file's retrying functions are known (see
@@ -421,8 +482,15 @@ fn error_message(error: &ignore::Error) -> String {
 
 /// Reads one file once and checks it. Never panics: a panic in the analysis is caught and
 /// recorded, so that one bad file cannot abort the scan.
-fn check_file(path: &Path, settings: &Settings) -> (Outcome, Option<engine::CrateFacts>) {
-    let bytes = match std::fs::read(path) {
+fn check_file(
+    path: &Path,
+    settings: &Settings,
+    clock: &PhaseClock,
+) -> (Outcome, Option<engine::CrateFacts>) {
+    let reading = Instant::now();
+    let read = std::fs::read(path);
+    PhaseClock::add(&clock.read, reading.elapsed());
+    let bytes = match read {
         Ok(bytes) => bytes,
         Err(e) => {
             return (
@@ -431,9 +499,13 @@ fn check_file(path: &Path, settings: &Settings) -> (Outcome, Option<engine::Crat
             )
         }
     };
+    clock.bytes.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+    let mut times = engine::PhaseTimes::default();
     let result = panic::catch_unwind(AssertUnwindSafe(|| {
-        engine::check_bytes_with_facts(&bytes, settings)
+        engine::check_bytes_timed(&bytes, settings, &mut times)
     }));
+    PhaseClock::add(&clock.parse, times.parse);
+    PhaseClock::add(&clock.analyse, times.analyse);
     // The parser records every file's text in a per-thread span map; an early return (a parse
     // error) may leave it there. Nothing refers to those spans any more.
     proc_macro2::extra::invalidate_current_thread_spans();

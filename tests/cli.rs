@@ -833,3 +833,68 @@ fn scanned_files_are_left_byte_identical() {
         );
     }
 }
+
+#[test]
+fn stats_counts_files_by_outcome_and_times_every_phase_without_changing_the_report() {
+    let dir = temp();
+    write(dir.path(), "retry.rs", UNBOUNDED_FIXED);
+    write(dir.path(), "clean.rs", CLEAN);
+    write(dir.path(), "broken.rs", BROKEN);
+    write(dir.path(), "latin1.rs", b"fn caf\xe9() {}\n");
+
+    let plain = run(dir.path(), &["--format", "json"]);
+    let stats = run(dir.path(), &["--format", "json", "--stats", "--jobs", "2"]);
+    assert_eq!(stats.code, plain.code);
+    assert_eq!(
+        stats.stdout, plain.stdout,
+        "--stats leaves the findings alone"
+    );
+    // Everything said without --stats is said with it, before the statistics.
+    assert!(
+        stats.stderr.starts_with(&plain.stderr),
+        "{}\n---\n{}",
+        plain.stderr,
+        stats.stderr
+    );
+    let block: Vec<&str> = stats.stderr[plain.stderr.len()..].lines().collect();
+    assert_eq!(block[0], "retry-audit: --stats");
+    assert_eq!(
+        block[1].split_whitespace().collect::<Vec<_>>().join(" "),
+        "files 4 found: 2 checked, 2 skipped (1 not parsed, 1 not UTF-8, 0 too deeply nested, \
+         0 unreadable, 0 internal errors)"
+    );
+    let bytes = u32::try_from(UNBOUNDED_FIXED.len() + CLEAN.len() + BROKEN.len() + 15).unwrap();
+    assert!(
+        block[2].contains(&format!(
+            "{:.1} MB read, 2 threads, 2 findings",
+            f64::from(bytes) / 1e6
+        )),
+        "{}",
+        block[2]
+    );
+    let phases: Vec<&str> = block[3..]
+        .iter()
+        .map(|line| line.split_whitespace().next().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        phases,
+        [
+            "walk",
+            "read",
+            "parse",
+            "analyse",
+            "check",
+            "cross-file",
+            "report",
+            "total"
+        ]
+    );
+    for line in &block[3..] {
+        let seconds: f64 = line
+            .split_whitespace()
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("a time in seconds: {line}"));
+        assert!((0.0..60.0).contains(&seconds), "{line}");
+    }
+}

@@ -551,6 +551,9 @@ pub fn attribute_site(
     for a in attrs {
         let full = scope.resolve(a.path());
         let last = full.last().map(String::as_str);
+        if !matches!(last, Some("backon" | "retry")) {
+            continue;
+        }
         let args = quote::ToTokens::to_token_stream(&a.meta)
             .to_string()
             .replace(' ', "");
@@ -629,6 +632,31 @@ pub fn attribute_site(
         return Some(site_of(index.of(a), &facts));
     }
     None
+}
+
+/// Every policy recognised here is rooted in a path whose resolved segments include one of these
+/// (the crates' names, their policy types and builders); a resolved path is made of names
+/// written in the file (at the use or in its `use` declaration), so a file whose text contains
+/// none of them has no policy to find. Kept in step with `facts_of`, `facts_of_other`,
+/// `struct_facts` and `attribute_site` (checked by a test).
+const POLICY_WORDS: &[&str] = &[
+    "retry",
+    "Retry",
+    "backon",
+    "ackoff",
+    "Exponential",
+    "Fibonacci",
+    "Fixed",
+    "NoDelay",
+    "Constant",
+    "again",
+];
+
+/// Whether `text` may contain a retry crate's policy: a cheap test that lets most files skip the
+/// search. Never false for a file with a policy (see [`POLICY_WORDS`]).
+#[must_use]
+pub fn may_have_policies(text: &str) -> bool {
+    POLICY_WORDS.iter().any(|w| text.contains(w))
 }
 
 /// Finds the policies of one function body.
@@ -764,5 +792,74 @@ fn site_of(span: Span, f: &Facts) -> RetrySite {
         policy: Some(f.advice),
         blind: true,
         resend_safe: true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{may_have_policies, POLICY_WORDS};
+
+    /// The string literals this file compares a policy's root path with: the type or crate of
+    /// `root_is(..)` / `rooted_in(..)`, and every literal on a line that reads `.root` or a
+    /// struct literal's resolved path (`full`).
+    fn root_literals() -> Vec<String> {
+        let source = include_str!("policies.rs");
+        let tests = source.find("#[cfg(test)]").unwrap_or(source.len());
+        let mut out = Vec::new();
+        for line in source[..tests].lines() {
+            for call in ["root_is(\"", "rooted_in(\""] {
+                for (at, _) in line.match_indices(call) {
+                    let rest = &line[at + call.len()..];
+                    out.push(rest[..rest.find('"').unwrap_or(0)].to_owned());
+                }
+            }
+            let compares_root = line.contains(".root.")
+                || line.contains(".root\n")
+                || (line.contains("full.") && line.contains("Some(\""));
+            if compares_root && !line.contains("root_is(") {
+                out.extend(line.split('"').skip(1).step_by(2).map(str::to_owned));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn every_policy_root_is_caught_by_the_text_prefilter() {
+        let literals = root_literals();
+        assert!(
+            literals.len() >= 20,
+            "the extraction still works: {literals:?}"
+        );
+        // Checked only together with a root that has a policy word: `RetryPolicy::exponential`,
+        // the step `retries` of a chain rooted in `retry_fn`, `Zero` in a path with `backoff`.
+        let inside_another_root = ["exponential", "retries", "Zero"];
+        for literal in literals {
+            if inside_another_root.contains(&literal.as_str()) {
+                continue;
+            }
+            assert!(
+                POLICY_WORDS.iter().any(|w| literal.contains(w)),
+                "`{literal}` is compared with a policy's root but contains none of POLICY_WORDS"
+            );
+        }
+    }
+
+    #[test]
+    fn the_prefilter_passes_each_crate_and_skips_plain_code() {
+        for text in [
+            "use backon::ExponentialBuilder;",
+            "let b = backoff::ExponentialBackoff { ..Default::default() };",
+            "let s = backoff::backoff::Zero {};",
+            "use tokio_retry::strategy::FixedInterval;",
+            "let c = RetryFutureConfig::new(3);",
+            "let p = again::RetryPolicy::exponential(d);",
+            "again::retry(|| op())",
+            "use crate::prelude::*; let s = NoDelay.take(3);",
+        ] {
+            assert!(may_have_policies(text), "{text}");
+        }
+        assert!(!may_have_policies(
+            "fn add(a: u32, b: u32) -> u32 { for i in 0..b { let _ = i; } a + b }"
+        ));
     }
 }

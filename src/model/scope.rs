@@ -62,6 +62,23 @@ impl<'a> FileScope<'a> {
         }
     }
 
+    /// The last segment of [`FileScope::resolve`]`(path)`, without building the whole path.
+    #[must_use]
+    pub fn resolved_last(&self, path: &syn::Path) -> String {
+        let Some(last) = path.segments.last() else {
+            return String::new();
+        };
+        let name = last.ident.to_string();
+        if path.segments.len() > 1 {
+            return name;
+        }
+        // A single segment may be a renamed import (`use tryhard::retry_fn as again;`).
+        match self.uses.get(&name) {
+            Some(full) => full.last().cloned().unwrap_or_default(),
+            None => name,
+        }
+    }
+
     /// Whether a resolved call path waits (a known timer, or a team's sleep wrapper).
     #[must_use]
     pub fn is_sleep(&self, full: &[String]) -> bool {

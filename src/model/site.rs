@@ -42,6 +42,7 @@ pub fn extract(file: &syn::File, index: &LineIndex<'_>, ext: &super::Extensions)
         sites: Vec::new(),
         retrying_fns: Vec::new(),
         test_depth: 0,
+        may_have_policies: super::policies::may_have_policies(index.source()),
     };
     for f in &files {
         b.visit_file(f);
@@ -159,11 +160,16 @@ struct Builder<'a, 'c> {
     retrying_fns: Vec<(String, Span)>,
     /// Inside `#[cfg(test)]` modules.
     test_depth: usize,
+    /// Whether the file's text names anything a retry crate's policy could be built from.
+    may_have_policies: bool,
 }
 
 impl<'a> Builder<'a, '_> {
     fn function(&mut self, f: LocalFn<'a>) {
-        let locals = Locals::of_fn(&f);
+        // What the body binds is only worked out for a function that has something to look at
+        // (most functions have no loop, retry call or policy).
+        let lazy_locals = std::cell::OnceCell::new();
+        let locals = || lazy_locals.get_or_init(|| Locals::of_fn(&f));
         let name = f.sig.ident.to_string();
         let deadline = self.timeout_fns.contains(&name);
         let is_async = f.sig.asyncness.is_some();
@@ -180,7 +186,7 @@ impl<'a> Builder<'a, '_> {
         let before = self.sites.len();
         let mut retries_at: Option<Span> = None;
         for (l, in_timeout, in_async) in finder.loops {
-            if let Some(mut site) = self.loop_site(l, &locals, &name, in_timeout) {
+            if let Some(mut site) = self.loop_site(l, locals(), &name, in_timeout) {
                 site.in_async = in_async;
                 retries_at.get_or_insert(site.head);
                 self.sites.push(site);
@@ -189,7 +195,7 @@ impl<'a> Builder<'a, '_> {
         for (call, closure) in finder.helper_closures {
             retries_at.get_or_insert(self.index.of(call));
             let keys = per_attempt_keys(closure, self.scope, self.index, &name);
-            let facts = AttemptFacts::of_expr(closure, self.scope, self.index, Some(&locals));
+            let facts = AttemptFacts::of_expr(closure, self.scope, self.index, Some(locals()));
             self.sites
                 .push(helper_site(self.index.of(call), keys, facts));
         }
@@ -199,7 +205,7 @@ impl<'a> Builder<'a, '_> {
                 retries_at.get_or_insert(self.index.of(&f.sig.ident));
                 let keys = per_attempt_keys(f.block, self.scope, self.index, &name);
                 let mut facts =
-                    AttemptFacts::of_block(f.block, self.scope, self.index, Some(&locals));
+                    AttemptFacts::of_block(f.block, self.scope, self.index, Some(locals()));
                 facts.writes.clear();
                 self.sites
                     .push(helper_site(self.index.of(&f.sig.ident), keys, facts));
@@ -207,7 +213,7 @@ impl<'a> Builder<'a, '_> {
             Some(RetryAttr::Other) => {
                 retries_at.get_or_insert(self.index.of(&f.sig.ident));
                 let keys = per_attempt_keys(f.block, self.scope, self.index, &name);
-                let facts = AttemptFacts::of_block(f.block, self.scope, self.index, Some(&locals));
+                let facts = AttemptFacts::of_block(f.block, self.scope, self.index, Some(locals()));
                 self.sites
                     .push(helper_site(self.index.of(&f.sig.ident), keys, facts));
             }
@@ -220,10 +226,12 @@ impl<'a> Builder<'a, '_> {
         // A retry crate's policy built in a test checks the crate or keeps the test fast; it is
         // not a retry of the code under test.
         let in_test = self.test_depth > 0 || is_test_attr(f.attrs);
-        for site in super::policies::policy_sites(f.block, self.scope, &locals, self.index)
-            .into_iter()
-            .filter(|_| !in_test)
-        {
+        let policies = if in_test || !self.may_have_policies {
+            Vec::new()
+        } else {
+            super::policies::policy_sites(f.block, self.scope, locals(), self.index)
+        };
+        for site in policies {
             retries_at.get_or_insert(site.head);
             self.sites.push(site);
         }
@@ -233,19 +241,22 @@ impl<'a> Builder<'a, '_> {
             self.sites.push(site);
         }
         // Facts that need the enclosing function: does it read the server's hint, send a key.
-        let fn_text = quote::ToTokens::to_token_stream(f.block).to_string();
+        // The body's text is only made for a function with a site (most have none).
+        let mut fn_text: Option<String> = None;
         for site in &mut self.sites[before..] {
             site.function.clone_from(&name);
             if matches!(site.kind, SiteKind::Helper | SiteKind::Policy) {
                 continue;
             }
-            site.reads_retry_after |= reads_retry_after(&fn_text)
+            let fn_text = fn_text
+                .get_or_insert_with(|| quote::ToTokens::to_token_stream(f.block).to_string());
+            site.reads_retry_after |= reads_retry_after(fn_text)
                 || site.calls.iter().any(|(callee, _)| {
                     self.scope.function(callee).is_some_and(|g| {
                         reads_retry_after(&quote::ToTokens::to_token_stream(g.block).to_string())
                     })
                 });
-            site.sends_key |= mentions_key(&fn_text);
+            site.sends_key |= mentions_key(fn_text);
         }
         if let Some(at) = retries_at {
             self.retrying_fns.push((name, at));
@@ -692,16 +703,17 @@ impl<'a> Builder<'a, '_> {
         })
     }
 
-    fn recursion_site(
+    fn recursion_site<'l>(
         &self,
         f: LocalFn<'a>,
-        locals: &Locals<'a>,
+        locals: &dyn Fn() -> &'l Locals<'a>,
         deadline: bool,
     ) -> Option<RetrySite> {
         let name = f.sig.ident.to_string();
         if !calls_itself(f.block, &name) {
             return None;
         }
+        let locals = locals();
         let mut facts = LoopFacts::collect(f.block, &[]);
         recursive_arg_mutations(f, &name, &mut facts);
         let counters: Vec<String> = facts.counters.iter().cloned().collect();
@@ -1223,6 +1235,11 @@ enum RetryAttr {
 
 fn retry_attribute(attrs: &[syn::Attribute]) -> Option<RetryAttr> {
     attrs.iter().find_map(|a| {
+        let kind = match names::last(a.path()).as_deref() {
+            Some("retryable") => RetryAttr::Retryable,
+            Some("backon" | "retry" | "retrying") => RetryAttr::Other,
+            _ => return None,
+        };
         // `#[retryable(attempts = 1)]` makes a single attempt.
         let args = quote::ToTokens::to_token_stream(&a.meta)
             .to_string()
@@ -1230,11 +1247,7 @@ fn retry_attribute(attrs: &[syn::Attribute]) -> Option<RetryAttr> {
         if args.contains("attempts=1,") || args.contains("attempts=1)") {
             return None;
         }
-        match names::last(a.path()).as_deref() {
-            Some("retryable") => Some(RetryAttr::Retryable),
-            Some("backon" | "retry" | "retrying") => Some(RetryAttr::Other),
-            _ => None,
-        }
+        Some(kind)
     })
 }
 
@@ -2022,7 +2035,8 @@ struct LoopFinder<'a, 'c> {
     helper_closures: Vec<(&'a Expr, &'a Expr)>,
     timeout_depth: usize,
     scope: &'c FileScope<'a>,
-    locals: &'c Locals<'a>,
+    /// The function's locals, worked out on first use.
+    locals: &'c dyn Fn() -> &'c Locals<'a>,
     timeout_vars: &'c HashSet<String>,
 }
 
@@ -2038,7 +2052,14 @@ impl<'a> LoopFinder<'a, '_> {
 
 /// Calls whose closure argument runs once per attempt: local and crate retry helpers.
 fn is_retry_helper(name: &str) -> bool {
-    let n = name.to_ascii_lowercase();
+    // Most names are lower case already: no copy for them.
+    let lower;
+    let n = if name.bytes().any(|b| b.is_ascii_uppercase()) {
+        lower = name.to_ascii_lowercase();
+        lower.as_str()
+    } else {
+        name
+    };
     n == "retry"
         || n.starts_with("retry_")
         || n.ends_with("_retry")
@@ -2079,16 +2100,17 @@ impl<'a> Visit<'a> for LoopFinder<'a, '_> {
                 self.in_async = was;
             }
             Expr::Call(c) => {
-                let name = names::callee_path(&c.func).map(|p| self.scope.resolve(p));
-                let last = name
-                    .as_ref()
-                    .and_then(|n| n.last().cloned())
+                let path = names::callee_path(&c.func);
+                let last = path
+                    .map(|p| self.scope.resolved_last(p))
                     .unwrap_or_default();
-                let spawn_of_retry = name.as_ref().is_some_and(|n| {
-                    n.len() >= 2
-                        && n[n.len() - 1] == "spawn"
-                        && matches!(n[n.len() - 2].as_str(), "Retry" | "RetryIf")
-                });
+                // `Retry::spawn(..)`, `RetryIf::spawn(..)` (the whole path is only resolved
+                // for a `spawn`).
+                let spawn_of_retry = last == "spawn"
+                    && path.is_some_and(|p| {
+                        let n = self.scope.resolve(p);
+                        n.len() >= 2 && matches!(n[n.len() - 2].as_str(), "Retry" | "RetryIf")
+                    });
                 if is_retry_helper(&last) || spawn_of_retry {
                     self.helper_args(e, c.args.iter());
                 }
@@ -2110,7 +2132,7 @@ impl<'a> Visit<'a> for LoopFinder<'a, '_> {
                         other => other,
                     };
                     let recv = place_key(recv)
-                        .and_then(|k| self.locals.lets.get(&k))
+                        .and_then(|k| (self.locals)().lets.get(&k))
                         .and_then(|v| v.first().copied())
                         .unwrap_or(recv);
                     if let Expr::Closure(c) = recv {

@@ -9,8 +9,9 @@ use crate::diagnostic::{Position, Span};
 /// line/column positions of the original file (which may start with a byte-order mark).
 pub struct LineIndex<'a> {
     text: &'a str,
-    /// Byte offset of each line start in the parsed text.
-    line_starts: Vec<usize>,
+    /// Byte offset of each line start in the parsed text, worked out on first use (most files
+    /// have no finding to place).
+    line_starts: std::cell::OnceCell<Vec<usize>>,
     /// Bytes removed before parsing (a byte-order mark).
     shift: usize,
 }
@@ -18,23 +19,35 @@ pub struct LineIndex<'a> {
 impl<'a> LineIndex<'a> {
     #[must_use]
     pub fn new(text: &'a str, shift: usize) -> Self {
-        let mut line_starts = vec![0];
-        line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
         LineIndex {
             text,
-            line_starts,
+            line_starts: std::cell::OnceCell::new(),
             shift,
         }
+    }
+
+    fn line_starts(&self) -> &[usize] {
+        self.line_starts.get_or_init(|| {
+            let mut starts = vec![0];
+            starts.extend(self.text.match_indices('\n').map(|(i, _)| i + 1));
+            starts
+        })
+    }
+
+    /// The parsed text.
+    #[must_use]
+    pub fn source(&self) -> &'a str {
+        self.text
     }
 
     /// The position of a byte offset of the parsed text.
     fn position(&self, offset: usize) -> Position {
         let offset = offset.min(self.text.len());
-        let line = match self.line_starts.binary_search(&offset) {
+        let line = match self.line_starts().binary_search(&offset) {
             Ok(i) => i,
             Err(i) => i - 1,
         };
-        let start = self.line_starts[line];
+        let start = self.line_starts()[line];
         let column = self
             .text
             .get(start..offset)
@@ -89,13 +102,13 @@ impl<'a> LineIndex<'a> {
     #[must_use]
     pub fn line_of(&self, offset: usize) -> (usize, usize) {
         let at = offset.saturating_sub(self.shift).min(self.text.len());
-        let line = match self.line_starts.binary_search(&at) {
+        let line = match self.line_starts().binary_search(&at) {
             Ok(i) => i,
             Err(i) => i - 1,
         };
-        let start = self.line_starts[line];
+        let start = self.line_starts()[line];
         let end = self
-            .line_starts
+            .line_starts()
             .get(line + 1)
             .copied()
             .unwrap_or(self.text.len());

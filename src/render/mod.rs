@@ -11,6 +11,7 @@
 //!   fingerprints shared by the machine formats.
 //! - [`write_skipped`]: the `warning: skipped ...` lines for files that could not be analysed.
 //! - [`write_explain`] and [`write_rule_list`]: the `explain` and `rules` subcommands.
+//! - [`summary`] and [`stats`]: the summary line, and `--stats` (counts and time per phase).
 
 pub mod cargo_json;
 pub mod concise;
@@ -23,10 +24,11 @@ pub mod location;
 pub mod sarif;
 
 use std::io::{self, Write};
+use std::time::Duration;
 
 use crate::engine::FileError;
 use crate::registry::{Rule, RuleMeta};
-use crate::scan::{ScanReport, SkipReason};
+use crate::scan::{Outcome, ScanReport, SkipReason};
 
 /// Writes one line per skipped file: `warning: skipped PATH:LINE:COL: <parse error>` for a
 /// syntax error, `warning: skipped PATH: <reason>` otherwise.
@@ -148,6 +150,77 @@ pub fn summary(report: &ScanReport) -> String {
     )
 }
 
+/// Bytes in megabytes (10^6), for display.
+#[allow(clippy::cast_precision_loss)] // exact below 2^52 bytes, and shown with one decimal
+fn megabytes(bytes: u64) -> f64 {
+    bytes as f64 / 1e6
+}
+
+/// `--stats`: how many files were found, checked and skipped (by reason), and where the time
+/// went, one phase per line.
+#[must_use]
+pub fn stats(report: &ScanReport, report_time: Duration, total: Duration) -> String {
+    let stats = &report.stats;
+    let counts = report.counts();
+    let (mut parse, mut decode, mut deep, mut unreadable, mut internal) = (0, 0, 0, 0, 0);
+    for file in &report.files {
+        if let Outcome::Skipped(reason) = &file.outcome {
+            match reason {
+                SkipReason::File(FileError::Parse { .. }) => parse += 1,
+                SkipReason::File(FileError::NotUtf8 { .. }) => decode += 1,
+                SkipReason::File(FileError::TooDeep) => deep += 1,
+                SkipReason::File(FileError::Io(_)) | SkipReason::Walk(_) => unreadable += 1,
+                SkipReason::File(FileError::Internal(_)) | SkipReason::Internal(_) => {
+                    internal += 1;
+                }
+            }
+        }
+    }
+    let secs = |d: Duration| format!("{:>8.3} s", d.as_secs_f64());
+    let summed = format!("summed over {}", plural(stats.threads, "thread"));
+    let lines = [
+        format!(
+            "files       {} found: {} checked, {} skipped ({parse} not parsed, {decode} not \
+             UTF-8, {deep} too deeply nested, {unreadable} unreadable, {internal} internal errors)",
+            report.files.len(),
+            counts.checked,
+            counts.skipped,
+        ),
+        format!(
+            "input       {:.1} MB read, {}, {}",
+            megabytes(stats.bytes),
+            plural(stats.threads, "thread"),
+            plural(counts.errors + counts.warnings, "finding"),
+        ),
+        format!("walk      {}  wall: finding the files", secs(stats.walk)),
+        format!("read      {}  {summed}", secs(stats.read)),
+        format!(
+            "parse     {}  {summed} (decode, parse, free the tree)",
+            secs(stats.parse)
+        ),
+        format!(
+            "analyse   {}  {summed} (retry sites, rules, suppressions)",
+            secs(stats.analyse)
+        ),
+        format!(
+            "check     {}  wall: read + parse + analyse on every thread",
+            secs(stats.check)
+        ),
+        format!(
+            "cross-file{}  wall: RA010 across files",
+            secs(stats.cross_file)
+        ),
+        format!("report    {}  wall: writing the output", secs(report_time)),
+        format!("total     {}  wall", secs(total)),
+    ];
+    let mut out = String::from("retry-audit: --stats");
+    for line in lines {
+        out.push_str("\n  ");
+        out.push_str(&line);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use std::path::PathBuf;
@@ -222,6 +295,7 @@ mod tests {
                     outcome: Outcome::Skipped(SkipReason::File(FileError::TooDeep)),
                 },
             ],
+            stats: crate::scan::ScanStats::default(),
         }
     }
 
