@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""Runs the commands of the scan benchmark (benches/scan.sh) and prints one table.
+
+Each command is run once to warm the page cache, then RUNS times; every run is timed on its own
+with os.wait4, which gives that child's CPU time (user + system) and peak resident memory. The
+table shows medians of wall and CPU time, the largest peak memory, and each tool's ratio to the
+first row (retry-audit). Standard output of the tools is discarded; a tool that fails stops the
+benchmark with its standard error.
+
+usage: measure.py RUNS NAME=COMMAND... (COMMAND is split on spaces; paths must not hold any)
+"""
+
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+
+def run_once(argv):
+    """(wall seconds, cpu seconds, peak RSS in MiB, stdout) of one run of argv."""
+    start = time.perf_counter()
+    child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    # Read the pipes while the child runs (a full pipe would block it), then reap it with
+    # wait4 for its own resource usage.
+    out, err = child.stdout.read(), child.stderr.read()
+    _, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - start
+    child.returncode = os.waitstatus_to_exitcode(status)
+    # retry-audit exits 1 when it finds something; anything above is a failure.
+    if child.returncode not in (0, 1):
+        sys.exit(f"{argv[0]} failed with status {child.returncode}:\n{err.decode(errors='replace')}")
+    cpu = usage.ru_utime + usage.ru_stime
+    return wall, cpu, usage.ru_maxrss / 1024, out, err
+
+
+def main():
+    runs = int(sys.argv[1])
+    tools = []
+    for spec in sys.argv[2:]:
+        name, _, command = spec.partition("=")
+        tools.append((name, command.split()))
+
+    results = []
+    for name, argv in tools:
+        _, _, _, out, err = run_once(argv)  # warm-up: file cache, lazy loading
+        walls, cpus, peaks = [], [], []
+        for _ in range(runs):
+            wall, cpu, peak, _, _ = run_once(argv)
+            walls.append(wall)
+            cpus.append(cpu)
+            peaks.append(peak)
+        # What the tool said it did: its last line on standard error (retry-audit's summary),
+        # else its one line of output (the floor's count), else the number of lines it printed
+        # (ast-grep's --json=stream prints one match per line).
+        said = err.decode(errors="replace").strip().splitlines()
+        lines = out.count(b"\n")
+        if not said and lines == 1:
+            said = out.decode(errors="replace").strip().splitlines()
+        summary = said[-1] if said else f"{lines} matches"
+        results.append((name, statistics.median(walls), statistics.median(cpus), max(peaks),
+                        min(walls), max(walls), summary))
+        print(f"  {name}: walls {', '.join(f'{w:.2f}' for w in walls)} s", file=sys.stderr)
+
+    base_wall, base_cpu = results[0][1], results[0][2]
+    print(f"| tool | wall (median of {runs}) | range | CPU (user+sys) | peak memory "
+          f"| {results[0][0]} ÷ tool (wall) | {results[0][0]} ÷ tool (CPU) |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name, wall, cpu, peak, lo, hi, _ in results:
+        print(f"| {name} | {wall:.2f} s | {lo:.2f}–{hi:.2f} s | {cpu:.2f} s | {peak:.0f} MiB "
+              f"| {base_wall / wall:.2f} | {base_cpu / cpu:.2f} |")
+    print()
+    for name, *_, said in results:
+        print(f"- {name}: {said}")
+
+
+if __name__ == "__main__":
+    main()
