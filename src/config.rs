@@ -601,6 +601,7 @@ impl RunConfig {
             settings.set_level(rule, level);
         }
         settings.warnings_as_errors = self.command_line.warnings_as_errors;
+        settings.full_parse = self.command_line.full_parse;
         settings
     }
 

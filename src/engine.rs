@@ -19,6 +19,9 @@ pub struct Settings {
     pub warnings_as_errors: bool,
     /// Names the team taught the analysis (sleep wrappers, random sources, ...).
     pub extensions: model::Extensions,
+    /// `--full-parse`: parse every function body, not only those that can matter to a retry
+    /// site (see [`crate::prune`]).
+    pub full_parse: bool,
 }
 
 impl Settings {
@@ -219,7 +222,13 @@ fn check_timed(
     // Spans are only meaningful for the file being parsed: free proc-macro2's per-thread source
     // map when done, whether the parse succeeded or not (it would grow with every file).
     let _spans = SpanMapGuard;
-    let file = syn::parse_file(text);
+    // Without suppression comments (whose scope is read from every function's span, and
+    // which are rare), bodies that cannot matter are not parsed.
+    let file = if settings.full_parse || text.contains(suppress::MARKER) {
+        syn::parse_file(text)
+    } else {
+        crate::prune::parse_file(text, &settings.extensions)
+    };
     let parsed = Instant::now();
     times.parse += parsed - started;
     let file = match file {

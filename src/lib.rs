@@ -26,6 +26,8 @@ pub mod lsp;
 #[cfg(feature = "analysis")]
 pub mod model;
 #[cfg(feature = "analysis")]
+pub mod prune;
+#[cfg(feature = "analysis")]
 pub mod registry;
 #[cfg(feature = "cli")]
 pub mod render;

@@ -519,6 +519,10 @@ fn analyse(uri: &Url, text: &str, encoding: Encoding) -> Analysis {
 
 /// Analyses one document's text with the given settings.
 fn analyse_text(uri: &Url, text: &str, settings: &Settings, encoding: Encoding) -> Analysis {
+    // One document at a time: parse it whole, so that a syntax error anywhere is said.
+    let mut whole = settings.clone();
+    whole.full_parse = true;
+    let settings = &whole;
     let index = LineIndex::new(text);
     match engine::check_source_on_big_stack(text, settings) {
         Ok(found) => {

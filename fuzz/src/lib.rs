@@ -147,6 +147,12 @@ pub fn run_bytes(data: &[u8]) {
     on_big_stack(|| {
         let result = engine::check_bytes(data, &settings);
         invariants::check(data, &settings, &result);
+        let mut whole = settings.clone();
+        whole.full_parse = true;
+        let full = engine::check_bytes(data, &whole);
+        if full.is_ok() {
+            assert_eq!(result, full, "the pre-filter changed the findings");
+        }
     });
 }
 
@@ -161,6 +167,15 @@ pub fn run_mutated(data: &[u8]) -> bool {
         invariants::check(mutant.text.as_bytes(), &mutant.settings, &result);
         let again = engine::check_source(&mutant.text, &mutant.settings);
         assert_eq!(result, again, "two runs on the same text differ");
+        // The pre-filter (src/prune.rs) must not change a finding: a file that parses whole
+        // gives the same answer with every body parsed. (A syntax error inside a blanked body
+        // is the one difference allowed: the pre-filtered run does not see it.)
+        let mut whole = mutant.settings.clone();
+        whole.full_parse = true;
+        let full = engine::check_source(&mutant.text, &whole);
+        if full.is_ok() {
+            assert_eq!(result, full, "the pre-filter changed the findings");
+        }
         result.is_ok()
     })
 }

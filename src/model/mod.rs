@@ -15,7 +15,7 @@ mod span;
 mod status;
 mod values;
 
-pub use policies::PolicyAdvice;
+pub use policies::{may_have_policies, PolicyAdvice};
 pub use site::extract;
 pub use span::LineIndex;
 

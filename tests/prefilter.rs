@@ -1,0 +1,163 @@
+//! The pre-filter (`src/prune.rs`) is sound: a file checked with the function bodies that cannot
+//! matter blanked gives exactly the findings, and the crate-wide facts, of a full parse.
+//!
+//! Every fixture and adversarial input is compared here; the ignored test does the same on a
+//! whole corpus and reports how much was blanked:
+//! `RETRY_AUDIT_CORPUS=DIR cargo test --release --test prefilter -- --ignored --nocapture`
+//! (`DIR` made by `../shared/corpus/fetch.sh DIR --all`).
+
+use std::path::{Path, PathBuf};
+
+use retry_audit::engine::{self, Settings};
+use retry_audit::model::Extensions;
+use retry_audit::prune;
+
+/// The `.rs` files under `dir`, sorted.
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_dir() {
+                stack.push(path);
+            } else if kind.is_file() && path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// What a check produced, printed: the findings with their spans, labels and messages, the
+/// crate-wide facts, or the error.
+fn outcome(text: &str, full_parse: bool) -> String {
+    let mut settings = Settings::default();
+    settings.full_parse = full_parse;
+    format!(
+        "{:#?}",
+        engine::check_source_with_facts(text, &settings).map(|(d, f)| (d, format!("{f:?}")))
+    )
+}
+
+/// Compares both modes on `text`; returns (bytes blanked, whether the pruned text parsed).
+fn compare(path: &Path, text: &str) -> (usize, bool) {
+    let body = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let pruned = prune::pruned(body, &Extensions::default());
+    if let Some(pruned) = &pruned {
+        assert_eq!(pruned.len(), body.len(), "{}: length kept", path.display());
+        let lines = |s: &str| s.match_indices('\n').map(|(i, _)| i).collect::<Vec<_>>();
+        assert_eq!(lines(pruned), lines(body), "{}: lines kept", path.display());
+    }
+    let full = outcome(text, true);
+    let fast = outcome(text, false);
+    assert!(
+        full == fast,
+        "{}: the pre-filter changed the outcome\n--- full parse\n{full}\n--- pruned\n{fast}",
+        path.display()
+    );
+    proc_macro2::extra::invalidate_current_thread_spans();
+    match pruned {
+        Some(p) => {
+            let blanked = p.bytes().zip(body.bytes()).filter(|(a, b)| a != b).count();
+            let parsed = syn::parse_file(&p).is_ok();
+            proc_macro2::extra::invalidate_current_thread_spans();
+            (blanked, parsed)
+        }
+        None => (0, true),
+    }
+}
+
+/// Runs `f` on a thread with the parser's large stack (deeply nested inputs recurse deeply).
+fn on_big_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    std::thread::scope(|s| {
+        std::thread::Builder::new()
+            .stack_size(engine::PARSE_STACK)
+            .spawn_scoped(s, f)
+            .expect("a thread")
+            .join()
+            .expect("no panic")
+    })
+}
+
+#[test]
+fn pruned_and_full_parses_agree_on_every_fixture_and_adversarial_input() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = rust_files(&root.join("fixtures"));
+    files.extend(rust_files(&root.join("tests/adversarial")));
+    files.push(root.join("examples/storm.rs"));
+    files.push(root.join("src/prune.rs"));
+    assert!(files.len() > 50, "the fixtures are found: {}", files.len());
+    let blanked = on_big_stack(|| {
+        let mut blanked = 0;
+        for path in &files {
+            let bytes = std::fs::read(path).expect("readable");
+            let text = String::from_utf8_lossy(&bytes);
+            blanked += compare(path, &text).0;
+        }
+        blanked
+    });
+    // The fixtures have helpers the pre-filter drops: the comparison is not vacuous.
+    assert!(blanked > 0);
+}
+
+#[test]
+#[ignore = "minutes: a whole corpus; RETRY_AUDIT_CORPUS=DIR cargo test --release --test prefilter -- --ignored --nocapture"]
+fn pruned_and_full_parses_agree_on_a_corpus() {
+    let dir = std::env::var_os("RETRY_AUDIT_CORPUS")
+        .map(PathBuf::from)
+        .expect("RETRY_AUDIT_CORPUS=DIR (made by ../shared/corpus/fetch.sh DIR --all)");
+    let files = rust_files(&dir);
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let chunks: Vec<&[PathBuf]> = files.chunks(files.len().div_ceil(threads).max(1)).collect();
+    let totals = std::thread::scope(|s| {
+        let workers: Vec<_> = chunks
+            .iter()
+            .map(|chunk| {
+                std::thread::Builder::new()
+                    .stack_size(engine::PARSE_STACK)
+                    .spawn_scoped(s, move || {
+                        let (mut bytes, mut blanked, mut pruned_files, mut fell_back) =
+                            (0, 0, 0, 0);
+                        for path in *chunk {
+                            let Ok(raw) = std::fs::read(path) else {
+                                continue;
+                            };
+                            let Ok(text) = String::from_utf8(raw) else {
+                                continue;
+                            };
+                            let (b, parsed) = compare(path, &text);
+                            bytes += text.len();
+                            blanked += b;
+                            pruned_files += usize::from(b > 0);
+                            fell_back += usize::from(!parsed);
+                        }
+                        (bytes, blanked, pruned_files, fell_back)
+                    })
+                    .expect("a thread")
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| w.join().expect("no panic"))
+            .fold((0, 0, 0, 0), |a, b| {
+                (a.0 + b.0, a.1 + b.1, a.2 + b.2, a.3 + b.3)
+            })
+    });
+    let (bytes, blanked, pruned_files, fell_back) = totals;
+    let permille = blanked * 1000 / bytes.max(1);
+    println!(
+        "{} files, {bytes} bytes: identical findings and facts; {blanked} bytes blanked \
+         ({}.{} %) in {pruned_files} files; {fell_back} pruned texts did not parse (full parse used)",
+        files.len(),
+        permille / 10,
+        permille % 10
+    );
+}
