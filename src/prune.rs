@@ -560,12 +560,13 @@ fn lex(src: &[u8]) -> Option<Vec<Token>> {
                 i += 1;
                 Kind::Close(c)
             }
+            // Unicode white space (U+00A0, U+2028, ...) separates tokens, as in the parser.
+            c if c >= 0x80 && unicode_space(src, i).is_some() => {
+                i += unicode_space(src, i).unwrap_or(1);
+                continue;
+            }
             c if c == b'_' || c.is_ascii_alphabetic() || c >= 0x80 => {
-                i += 1;
-                while i < n && (src[i] == b'_' || src[i].is_ascii_alphanumeric() || src[i] >= 0x80)
-                {
-                    i += 1;
-                }
+                i = ident_end(src, i + 1);
                 let word = &src[start..i];
                 // Literal prefixes: raw strings, byte and C strings, byte characters.
                 match (word, src.get(i)) {
@@ -580,14 +581,7 @@ fn lex(src: &[u8]) -> Option<Vec<Token>> {
                                 .is_some_and(|&b| b == b'_' || b.is_ascii_alphabetic() || b >= 0x80)
                         {
                             // `r#ident`: a raw identifier.
-                            i += 1;
-                            while i < n
-                                && (src[i] == b'_'
-                                    || src[i].is_ascii_alphanumeric()
-                                    || src[i] >= 0x80)
-                            {
-                                i += 1;
-                            }
+                            i = ident_end(src, i + 1);
                             Kind::Ident
                         } else {
                             return None;
@@ -620,6 +614,39 @@ fn lex(src: &[u8]) -> Option<Vec<Token>> {
         });
     }
     Some(tokens)
+}
+
+/// The width of the character at `i` when it is white space to the parser (`char::is_whitespace`
+/// and the two direction marks, as `proc-macro2` has it).
+fn unicode_space(src: &[u8], i: usize) -> Option<usize> {
+    let width = match src[i] {
+        0xC0..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        0xF0..=0xF7 => 4,
+        _ => return None,
+    };
+    let c = std::str::from_utf8(src.get(i..i + width)?)
+        .ok()?
+        .chars()
+        .next()?;
+    (c.is_whitespace() || c == '\u{200e}' || c == '\u{200f}').then_some(width)
+}
+
+/// The end of the identifier whose characters go on at `i`: ASCII letters, digits and `_`, and
+/// any other character that is not white space (the parser rejects the ones that are not
+/// identifier characters; so does the full parse).
+fn ident_end(src: &[u8], mut i: usize) -> usize {
+    while i < src.len() {
+        let b = src[i];
+        if b == b'_' || b.is_ascii_alphanumeric() {
+            i += 1;
+        } else if b >= 0x80 && unicode_space(src, i).is_none() {
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    i
 }
 
 /// The index just past the end of the line comment starting at `i`.
@@ -789,6 +816,15 @@ mod tests {
         ] {
             assert_eq!(pruned(src, &Extensions::default()), None, "{src}");
         }
+    }
+
+    #[test]
+    fn unicode_white_space_separates_words_as_in_the_parser() {
+        // `for\u{a0}attempt`: a no-break space after `for` (found by the fuzzer).
+        let src = "fn f() { for\u{a0}attempt in 0..3 { op(); } }\nfn g() -> u8 {\u{2003}1 }\n";
+        let out = blanked(src);
+        assert!(out.contains("for\u{a0}attempt"), "{out}");
+        assert!(!out.contains('1'), "{out}");
     }
 
     #[test]
