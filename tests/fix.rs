@@ -117,3 +117,22 @@ fn an_inline_key_has_no_mechanical_fix() {
     assert_eq!(ra005.len(), 1);
     assert!(ra005[0].fix.is_none());
 }
+
+/// Found by the fuzzer: a loop inside a function that also retries by calling itself. Hoisting
+/// the key out of the loop leaves it made once per recursive attempt, so no fix is offered.
+#[test]
+fn a_key_made_per_attempt_of_two_retries_has_no_fix() {
+    let src = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/adversarial/key_in_loop_inside_recursion.rs"
+    ))
+    .expect("the regression input");
+    let found = findings(&src);
+    let key = found
+        .iter()
+        .find(|d| d.rule == Rule::KeyInLoop)
+        .expect("RA005 reported");
+    assert!(key.fix.is_none(), "{key:?}");
+    // The recursion is a retry of its own: both sites make the key per attempt.
+    assert!(found.iter().any(|d| d.rule == Rule::UnboundedRetry));
+}

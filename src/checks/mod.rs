@@ -162,6 +162,18 @@ pub fn run(model: &FileModel, settings: &Settings) -> Vec<Diagnostic> {
             }
         }
     }
+    // A key that two retry sites make per attempt (a loop inside a function that also retries
+    // by calling itself) is still made per attempt once hoisted out of the loop: no fix then.
+    let mut keys: std::collections::HashMap<crate::diagnostic::Span, usize> =
+        std::collections::HashMap::new();
+    for d in cx.out.iter().filter(|d| d.rule == Rule::KeyInLoop) {
+        *keys.entry(d.primary.span).or_default() += 1;
+    }
+    for d in &mut cx.out {
+        if d.rule == Rule::KeyInLoop && keys.get(&d.primary.span).is_some_and(|n| *n > 1) {
+            d.fix = None;
+        }
+    }
     cx.out
 }
 
