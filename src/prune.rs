@@ -638,13 +638,13 @@ fn unicode_space(src: &[u8], i: usize) -> Option<usize> {
 fn ident_end(src: &[u8], mut i: usize) -> usize {
     while i < src.len() {
         let b = src[i];
-        if b == b'_' || b.is_ascii_alphanumeric() {
-            i += 1;
-        } else if b >= 0x80 && unicode_space(src, i).is_none() {
-            i += 1;
-        } else {
+        let continues = b == b'_'
+            || b.is_ascii_alphanumeric()
+            || (b >= 0x80 && unicode_space(src, i).is_none());
+        if !continues {
             break;
         }
+        i += 1;
     }
     i
 }
