@@ -1,31 +1,35 @@
-//! The pre-filter: function bodies that can neither hold a retry site nor inform one are not
-//! parsed.
+//! The pre-filter: what can neither hold a retry site nor inform one is not parsed.
 //!
-//! Parsing is most of the cost of a scan (see `--stats`), and most function bodies hold no loop,
-//! no call of their own function, no retry crate and no timeout. Before parsing, a light lexer
-//! (comments, strings, raw strings, characters and lifetimes told apart as rustc does) finds each
-//! function body of an item list (the file, `mod`, `impl` and `trait` blocks). A body is
-//! **kept**, and parsed as usual, when any of these holds:
+//! Parsing is most of the cost of a scan (see `--stats`), and most of a file is declarations and
+//! function bodies with no loop, no call of their own function, no retry crate and no timeout.
+//! Before parsing, a light lexer (comments, strings, raw strings, characters and lifetimes told
+//! apart as rustc does; Unicode white space as `proc-macro2` has it) splits each item list (the
+//! file, `mod`, `impl` and `trait` blocks) into items. Three kinds of text may go:
 //!
-//! - it contains an identifier that can start a retry site or change how one is read: `loop`,
-//!   `while`, `for`; an item keyword (`fn`, `mod`, `use`, `const`, `static`, `impl`, ...: nested
-//!   items are visible to the whole file's analysis); a word of a retry crate or helper (`retr`,
-//!   `backoff`, `backon`, and the policy types [`crate::model::may_have_policies`] looks for); a
-//!   timeout (`timeout`, `deadline`); `ureq` (its calls change how statuses are read); the last
-//!   segment of a name from the team's extensions;
-//! - it names its own function (recursion);
-//! - its function's name appears in the rest of the file, outside the bodies that are dropped
-//!   (the analysis reads a called function's body by its name), repeated until nothing changes.
+//! - **A function body**, unless it contains an identifier that can start a retry site or change
+//!   how one is read: `loop`, `while`, `for`; an item keyword (`fn`, `mod`, `use`, `const`,
+//!   `static`, `impl`, ...: nested items are visible to the whole file's analysis); a word of a
+//!   retry crate or helper (`retr`, `backoff`, `backon`, and the policy types
+//!   [`crate::model::may_have_policies`] looks for); a timeout (`timeout`, `deadline`); `ureq`
+//!   (its calls change how statuses are read); the last segment of a name from the team's
+//!   extensions; or its own function's name (recursion). A function whose attributes hold a retry
+//!   word (`#[retryable]`, `#[backon]`, `#[retry]`) keeps its body too.
+//! - **A whole `const` or `static` item** (with its attributes and the comments before it),
+//!   unless it holds one of those identifiers.
+//! - **The inside of a `struct`, `enum`, `union` or `extern` block**, unless it names `ureq`:
+//!   the analysis reads no field, variant or foreign item.
 //!
-//! Every other body is blanked: its bytes between the braces become spaces (line breaks kept),
-//! so every byte offset, line and column of the file stays the same, and the parser skips it.
-//! The analysis looks at another function's body only through its name, so a body nobody names
-//! and that holds none of these identifiers cannot change a finding. `tests/prefilter.rs` checks
-//! that pruned and full parses give the same findings on every fixture, and on a corpus with
-//! `RETRY_AUDIT_CORPUS=DIR cargo test --release --test prefilter -- --ignored`.
+//! A function or constant that the kept code names is kept as well (the analysis reads a called
+//! function's body and a constant's value by their name), repeated until nothing changes.
+//! Everything else is blanked: its bytes become spaces (line breaks kept), so every byte offset,
+//! line and column of the file stays the same, and the parser skips it. `tests/prefilter.rs`
+//! checks that pruned and full parses give the same findings and crate facts on every fixture,
+//! and on a corpus with `RETRY_AUDIT_CORPUS=DIR cargo test --release --test prefilter --
+//! --ignored`; the fuzz targets compare both too.
 //!
-//! What is given up: a syntax error inside a blanked body is not seen (the body is not parsed),
-//! so such a file is checked rather than skipped. `--full-parse` parses every body.
+//! What is given up: a syntax error inside blanked text is not seen (it is not parsed), so such
+//! a file is checked rather than skipped. `--full-parse` (implied by `--strict`) parses
+//! everything.
 
 use std::collections::HashSet;
 

@@ -653,7 +653,7 @@ const POLICY_WORDS: &[&str] = &[
 ];
 
 /// Whether `text` may contain a retry crate's policy: a cheap test that lets most files skip the
-/// search. Never false for a file with a policy (see [`POLICY_WORDS`]).
+/// search. Never false for a file with a policy (see `POLICY_WORDS`).
 #[must_use]
 pub fn may_have_policies(text: &str) -> bool {
     POLICY_WORDS.iter().any(|w| text.contains(w))
