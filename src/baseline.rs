@@ -45,6 +45,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::{absolute, relative_to};
 use crate::diagnostic::Diagnostic;
 use crate::engine::PARSE_STACK;
+use crate::render::fingerprint::fnv1a;
 use crate::scan::{FileReport, Outcome, ScanReport};
 use crate::suppress::{fn_items, FnItem};
 
@@ -306,34 +307,9 @@ fn normalize(code: &str) -> String {
     out
 }
 
-/// 64-bit FNV-1a over the parts, each followed by a 0 byte (so `("ab", "c") != ("a", "bc")`).
-/// Specified and stable, unlike `std`'s hasher.
-fn fnv1a(parts: &[&str]) -> u64 {
-    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-    const PRIME: u64 = 0x0000_0100_0000_01b3;
-    let mut hash = OFFSET;
-    for part in parts {
-        for &byte in part.as_bytes().iter().chain(&[0]) {
-            hash ^= u64::from(byte);
-            hash = hash.wrapping_mul(PRIME);
-        }
-    }
-    hash
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn fnv1a_is_the_published_function() {
-        // FNV-1a 64 of "a" is 0xaf63dc4c8601ec8c; the terminating 0 byte multiplies once more.
-        assert_eq!(
-            fnv1a(&["a"]),
-            0xaf63_dc4c_8601_ec8c_u64.wrapping_mul(0x0000_0100_0000_01b3)
-        );
-        assert_ne!(fnv1a(&["ab", "c"]), fnv1a(&["a", "bc"]));
-    }
 
     #[test]
     fn formatting_does_not_change_the_normal_form() {

@@ -89,12 +89,7 @@ pub const MAX_DEPTH: usize = 2_000;
 
 /// Checks one file's bytes. Never panics; an unparseable file is an `Err`.
 pub fn check_bytes(bytes: &[u8], settings: &Settings) -> Result<Vec<Diagnostic>, FileError> {
-    match std::str::from_utf8(bytes) {
-        Ok(src) => check_source(src, settings),
-        Err(e) => Err(FileError::NotUtf8 {
-            offset: e.valid_up_to(),
-        }),
-    }
+    check_bytes_timed(bytes, settings, &mut PhaseTimes::default()).map(|(found, _)| found)
 }
 
 /// Checks one file's text on the current thread. Callers scanning untrusted input from a thread
@@ -126,14 +121,6 @@ pub struct SiteCall {
     pub function: String,
 }
 
-/// [`check_source_with_facts`] on bytes.
-pub fn check_bytes_with_facts(
-    bytes: &[u8],
-    settings: &Settings,
-) -> Result<(Vec<Diagnostic>, CrateFacts), FileError> {
-    check_bytes_timed(bytes, settings, &mut PhaseTimes::default())
-}
-
 /// Time spent on one file, by phase (for `--stats`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PhaseTimes {
@@ -143,7 +130,7 @@ pub struct PhaseTimes {
     pub analyse: Duration,
 }
 
-/// [`check_bytes_with_facts`], adding the time of each phase to `times`.
+/// [`check_source_with_facts`] on bytes, adding the time of each phase to `times`.
 pub fn check_bytes_timed(
     bytes: &[u8],
     settings: &Settings,

@@ -74,8 +74,8 @@ fn fn_name(line: &str) -> Option<&str> {
 }
 
 /// 64-bit FNV-1a over the parts, each followed by a 0 byte so that ("ab", "c") and ("a", "bc")
-/// differ.
-fn fnv1a(parts: &[&str]) -> u64 {
+/// differ. Shared with the baseline's keys (`crate::baseline`).
+pub(crate) fn fnv1a(parts: &[&str]) -> u64 {
     const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
     const PRIME: u64 = 0x0000_0100_0000_01b3;
     let mut hash = OFFSET;
