@@ -14,11 +14,14 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use tempfile::TempDir;
+
+mod support;
+
+use support::{json_lines, skipped_lines, temp, write, Run};
 
 /// A retry loop with no bound and a fixed sleep: RA001 on `loop`, RA002 on the sleep call.
 const RETRY: &str = "\
@@ -38,22 +41,6 @@ fn fetch() -> u32 {
 
 const CLEAN: &str = "fn add(a: u32, b: u32) -> u32 {\n    a + b\n}\n";
 
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-impl From<Output> for Run {
-    fn from(output: Output) -> Self {
-        Run {
-            code: output.status.code(),
-            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-        }
-    }
-}
-
 fn binary(dir: &Path) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_retry-audit"));
     command.current_dir(dir).env_remove("NO_COLOR");
@@ -66,34 +53,6 @@ fn run(dir: &Path, args: &[&str]) -> Run {
         .output()
         .expect("the retry-audit binary runs")
         .into()
-}
-
-fn write(dir: &Path, relative: &str, contents: impl AsRef<[u8]>) {
-    let path = dir.join(relative);
-    if let Some(parent) = path.parent() {
-        fs::create_dir_all(parent).expect("create parent directory");
-    }
-    fs::write(path, contents).expect("write test file");
-}
-
-fn temp() -> TempDir {
-    tempfile::tempdir().expect("create temporary directory")
-}
-
-fn json_lines(stdout: &str) -> Vec<Value> {
-    stdout
-        .lines()
-        .map(|line| {
-            serde_json::from_str(line).unwrap_or_else(|e| panic!("invalid JSON line {line:?}: {e}"))
-        })
-        .collect()
-}
-
-fn skipped_lines(stderr: &str) -> Vec<&str> {
-    stderr
-        .lines()
-        .filter(|line| line.starts_with("warning: skipped "))
-        .collect()
 }
 
 /// The summary line's counts: (checked, skipped).

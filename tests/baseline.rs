@@ -11,6 +11,10 @@ use std::process::Command;
 use serde_json::Value;
 use tempfile::TempDir;
 
+mod support;
+
+use support::Run;
+
 /// Two retries, each with a fixed pause (RA002); `fetch` also loops for ever (RA001).
 const SOURCE: &str = "\
 use std::thread::sleep;
@@ -31,12 +35,6 @@ fn store(db: &Db, row: &Row) -> bool {
     false
 }
 ";
-
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
 
 impl Run {
     /// `(rule, line)` of each RA001/RA002 finding.

@@ -11,6 +11,10 @@ use std::process::Command;
 use serde_json::Value;
 use tempfile::TempDir;
 
+mod support;
+
+use support::{write, Run};
+
 /// One RA002 finding (bounded retry, fixed pause) on line 4.
 const FIXED: &str = "\
 pub fn fetch(client: &Client) -> Option<Body> {
@@ -21,12 +25,6 @@ pub fn fetch(client: &Client) -> Option<Body> {
     None
 }
 ";
-
-fn write(dir: &Path, relative: &str, text: &str) {
-    let path = dir.join(relative);
-    fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
-    fs::write(path, text).expect("write");
-}
 
 fn package(dir: &Path, at: &str, name: &str, extra: &str) {
     let manifest =
@@ -60,12 +58,6 @@ fn workspace() -> TempDir {
     package(root, "fuzz", "fuzz", "\n[workspace]\n");
     write(root, "examples/demo.rs", FIXED);
     dir
-}
-
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
 }
 
 impl Run {

@@ -7,7 +7,10 @@ use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
-use tempfile::TempDir;
+
+mod support;
+
+use support::{json_lines, skipped_lines, temp, write, Run};
 
 /// A retry loop with no attempt limit and a constant one-second sleep: RA001 (error) and RA002
 /// (warning). The loop starts at 6:5; the sleep call spans 9:23 to 9:78.
@@ -58,12 +61,6 @@ fn fetch() -> Result<u32, ()> {
 /// Not Rust: any file that reaches the parser produces a `warning: skipped` line naming it.
 const BROKEN: &str = "fn broken( {\n";
 
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
 fn run(dir: &Path, args: &[&str]) -> Run {
     let output = Command::new(env!("CARGO_BIN_EXE_retry-audit"))
         .args(args)
@@ -78,28 +75,6 @@ fn run(dir: &Path, args: &[&str]) -> Run {
     }
 }
 
-fn write(dir: &Path, relative: &str, contents: impl AsRef<[u8]>) {
-    let path = dir.join(relative);
-    if let Some(parent) = path.parent() {
-        fs::create_dir_all(parent).expect("create parent directory");
-    }
-    fs::write(path, contents).expect("write test file");
-}
-
-fn temp() -> TempDir {
-    tempfile::tempdir().expect("create temporary directory")
-}
-
-/// Every stdout line parsed as JSON.
-fn json_lines(stdout: &str) -> Vec<Value> {
-    stdout
-        .lines()
-        .map(|line| {
-            serde_json::from_str(line).unwrap_or_else(|e| panic!("invalid JSON line {line:?}: {e}"))
-        })
-        .collect()
-}
-
 fn findings_of<'a>(findings: &'a [Value], rule: &str) -> Vec<&'a Value> {
     findings.iter().filter(|f| f["rule"] == rule).collect()
 }
@@ -108,14 +83,6 @@ fn only_finding<'a>(findings: &'a [Value], rule: &str) -> &'a Value {
     let matching = findings_of(findings, rule);
     assert_eq!(matching.len(), 1, "expected one {rule} in {findings:#?}");
     matching[0]
-}
-
-/// The lines of stderr that report skipped files.
-fn skipped_lines(stderr: &str) -> Vec<&str> {
-    stderr
-        .lines()
-        .filter(|line| line.starts_with("warning: skipped "))
-        .collect()
 }
 
 // ---------------------------------------------------------------- findings, levels, exit codes

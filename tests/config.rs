@@ -14,6 +14,10 @@ use retry_audit::config::{self, RunConfig};
 use retry_audit::{Level, Rule, Settings};
 use tempfile::TempDir;
 
+mod support;
+
+use support::{write, Run};
+
 /// Bounded retry, fixed pause: RA002 (warning) only, on line 5.
 const FIXED: &str = "\
 fn fetch(client: &Client) -> Option<Body> {
@@ -48,12 +52,6 @@ fn sync(store: &Store) -> Result<(), Error> {
 }
 ";
 
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
 impl Run {
     /// `(path, rule)` of every finding of the rules these tests use, in output order.
     fn findings(&self) -> Vec<(String, String)> {
@@ -87,12 +85,6 @@ fn run(dir: &Path, args: &[&str]) -> Run {
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
     }
-}
-
-fn write(dir: &Path, relative: &str, text: &str) {
-    let path = dir.join(relative);
-    fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
-    fs::write(path, text).expect("write");
 }
 
 /// A temporary repository (its root holds `.git`).

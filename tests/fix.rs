@@ -5,6 +5,10 @@
 
 use retry_audit::{check_source, Diagnostic, Rule, Settings};
 
+mod support;
+
+use support::KEY_IN_LOOP;
+
 fn findings(src: &str) -> Vec<Diagnostic> {
     check_source(src, &Settings::default()).expect("parses")
 }
@@ -24,27 +28,9 @@ fn apply(src: &str, diags: &[Diagnostic]) -> String {
     out
 }
 
-const SIMPLE: &str = r#"async fn charge(client: &Client, order: &Order) -> Result<Receipt, Error> {
-    for attempt in 0..3u32 {
-        let idempotency_key = Uuid::new_v4().to_string();
-        let resp = client
-            .post("https://pay.example/charges")
-            .header("Idempotency-Key", &idempotency_key)
-            .json(order)
-            .send()
-            .await;
-        if let Ok(r) = resp {
-            return Ok(r.json().await?);
-        }
-        tokio::time::sleep(Duration::from_millis(fastrand::u64(0..(100 << attempt)))).await;
-    }
-    Err(Error::GaveUp)
-}
-"#;
-
 #[test]
 fn the_key_moves_above_the_loop() {
-    let before = findings(SIMPLE);
+    let before = findings(KEY_IN_LOOP);
     let ra005: Vec<_> = before
         .iter()
         .filter(|d| d.rule == Rule::KeyInLoop)
@@ -54,7 +40,7 @@ fn the_key_moves_above_the_loop() {
         ra005[0].fix.is_some(),
         "a plain `let` in the loop is fixable"
     );
-    let fixed = apply(SIMPLE, &before);
+    let fixed = apply(KEY_IN_LOOP, &before);
     assert!(
         fixed.contains(
             "    let idempotency_key = Uuid::new_v4().to_string();\n    for attempt in 0..3u32 {"
@@ -70,7 +56,7 @@ fn the_key_moves_above_the_loop() {
 
 #[test]
 fn a_key_computed_from_the_attempt_is_not_moved() {
-    let src = SIMPLE.replace(
+    let src = KEY_IN_LOOP.replace(
         "Uuid::new_v4().to_string();",
         "format!(\"{}-{attempt}\", Uuid::new_v4());",
     );
@@ -106,7 +92,7 @@ fn a_loop_in_a_let_takes_the_key_above_the_let() {
 
 #[test]
 fn an_inline_key_has_no_mechanical_fix() {
-    let src = SIMPLE
+    let src = KEY_IN_LOOP
         .replace(
             "        let idempotency_key = Uuid::new_v4().to_string();\n",
             "",

@@ -16,25 +16,9 @@ use std::time::{Duration, SystemTime};
 use retry_audit::fix::{self, WriteError};
 use retry_audit::{check_source, Rule, Settings};
 
-/// A retry loop whose idempotency key is made per attempt, in a plain `let`: RA005 with a fix,
-/// and nothing else to report.
-const FIXABLE: &str = r#"async fn charge(client: &Client, order: &Order) -> Result<Receipt, Error> {
-    for attempt in 0..3u32 {
-        let idempotency_key = Uuid::new_v4().to_string();
-        let resp = client
-            .post("https://pay.example/charges")
-            .header("Idempotency-Key", &idempotency_key)
-            .json(order)
-            .send()
-            .await;
-        if let Ok(r) = resp {
-            return Ok(r.json().await?);
-        }
-        tokio::time::sleep(Duration::from_millis(fastrand::u64(0..(100 << attempt)))).await;
-    }
-    Err(Error::GaveUp)
-}
-"#;
+mod support;
+
+use support::KEY_IN_LOOP;
 
 /// RA005 without a mechanical fix: the key is made inline in the request.
 const INLINE_KEY: &str = r#"async fn charge(client: &Client, order: &Order) -> Result<Receipt, Error> {
@@ -122,13 +106,13 @@ fn names(dir: &Path) -> Vec<String> {
 fn a_fixed_file_parses_and_no_longer_triggers_the_rule() {
     let dir = tempfile::tempdir().expect("temp dir");
     let file = dir.path().join("pay.rs");
-    write_old(&file, FIXABLE);
+    write_old(&file, KEY_IN_LOOP);
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
         fs::set_permissions(&file, fs::Permissions::from_mode(0o640)).expect("chmod");
     }
-    assert_eq!(rules_in(FIXABLE), [Rule::KeyInLoop]);
+    assert_eq!(rules_in(KEY_IN_LOOP), [Rule::KeyInLoop]);
 
     let out = retry_audit(dir.path(), &["--fix", "pay.rs"]);
     assert_eq!(
@@ -146,7 +130,7 @@ fn a_fixed_file_parses_and_no_longer_triggers_the_rule() {
     assert!(text(&out.stdout).contains("0 errors, 0 warnings"));
 
     let fixed = fs::read_to_string(&file).expect("readable");
-    assert_ne!(fixed, FIXABLE);
+    assert_ne!(fixed, KEY_IN_LOOP);
     assert!(
         syn::parse_file(&fixed).is_ok(),
         "the fixed file parses:\n{fixed}"
@@ -179,7 +163,7 @@ fn a_fixed_file_parses_and_no_longer_triggers_the_rule() {
 fn crlf_and_a_byte_order_mark_survive_the_fix() {
     let dir = tempfile::tempdir().expect("temp dir");
     let file = dir.path().join("pay.rs");
-    let original = format!("\u{feff}{}", FIXABLE.replace('\n', "\r\n"));
+    let original = format!("\u{feff}{}", KEY_IN_LOOP.replace('\n', "\r\n"));
     fs::write(&file, &original).expect("written");
 
     let out = retry_audit(dir.path(), &["--fix", "pay.rs"]);
@@ -192,7 +176,7 @@ fn crlf_and_a_byte_order_mark_survive_the_fix() {
     );
     assert_eq!(
         fixed.replace("\r\n", "\n").trim_start_matches('\u{feff}'),
-        FIXABLE
+        KEY_IN_LOOP
             .replace(
                 "        let idempotency_key = Uuid::new_v4().to_string();\n",
                 ""
@@ -209,7 +193,7 @@ fn crlf_and_a_byte_order_mark_survive_the_fix() {
 fn diff_changes_nothing_and_prints_a_patch_that_applies() {
     let dir = tempfile::tempdir().expect("temp dir");
     let file = dir.path().join("pay.rs");
-    write_old(&file, FIXABLE);
+    write_old(&file, KEY_IN_LOOP);
     let before = snapshot(&file);
 
     let out = retry_audit(dir.path(), &["--diff", "pay.rs"]);
@@ -227,7 +211,7 @@ fn diff_changes_nothing_and_prints_a_patch_that_applies() {
 
     // The diff is exactly what --fix does: apply it with patch(1) to a copy, fix another copy.
     let patched = tempfile::tempdir().expect("temp dir");
-    fs::write(patched.path().join("pay.rs"), FIXABLE).expect("written");
+    fs::write(patched.path().join("pay.rs"), KEY_IN_LOOP).expect("written");
     let mut patch = Command::new("patch")
         .args(["-p1", "--quiet"])
         .current_dir(patched.path())
@@ -255,9 +239,9 @@ fn a_file_that_does_not_parse_is_not_touched() {
     let dir = tempfile::tempdir().expect("temp dir");
     let broken = dir.path().join("broken.rs");
     // The defect is there, but the file does not parse (a `}` too many at the end).
-    write_old(&broken, &format!("{FIXABLE}}}\n"));
+    write_old(&broken, &format!("{KEY_IN_LOOP}}}\n"));
     let good = dir.path().join("good.rs");
-    write_old(&good, FIXABLE);
+    write_old(&good, KEY_IN_LOOP);
     let before = snapshot(&broken);
 
     let out = retry_audit(dir.path(), &["--fix", "."]);
@@ -284,7 +268,7 @@ fn a_file_that_does_not_parse_is_not_touched() {
 fn files_without_fixes_are_untouched() {
     let dir = tempfile::tempdir().expect("temp dir");
     let files = [
-        ("fixable.rs", FIXABLE),
+        ("fixable.rs", KEY_IN_LOOP),
         ("inline_key.rs", INLINE_KEY),
         ("unbounded.rs", UNBOUNDED),
         ("clean.rs", CLEAN),
@@ -317,7 +301,7 @@ fn files_without_fixes_are_untouched() {
     assert_eq!(after, before, "bytes and mtimes of files without fixes");
     assert_ne!(
         fs::read_to_string(dir.path().join("fixable.rs")).expect("readable"),
-        FIXABLE
+        KEY_IN_LOOP
     );
 }
 
@@ -325,14 +309,14 @@ fn files_without_fixes_are_untouched() {
 fn a_file_changed_while_the_fix_is_written_is_refused() {
     let dir = tempfile::tempdir().expect("temp dir");
     let file = dir.path().join("pay.rs");
-    fs::write(&file, FIXABLE).expect("written");
-    let fixed = fix::fix_source(FIXABLE, None, &Settings::default()).expect("parses");
+    fs::write(&file, KEY_IN_LOOP).expect("written");
+    let fixed = fix::fix_source(KEY_IN_LOOP, None, &Settings::default()).expect("parses");
     assert!(fixed.changed());
 
-    let edited = format!("{FIXABLE}// saved by an editor meanwhile\n");
+    let edited = format!("{KEY_IN_LOOP}// saved by an editor meanwhile\n");
     let result = fix::write_if_unchanged_with_hook(
         &file,
-        FIXABLE.as_bytes(),
+        KEY_IN_LOOP.as_bytes(),
         fixed.text.as_bytes(),
         &mut |path| fs::write(path, &edited).expect("concurrent write"),
     );
@@ -345,7 +329,7 @@ fn a_file_changed_while_the_fix_is_written_is_refused() {
     assert_eq!(names(dir.path()), ["pay.rs"], "no temporary file left");
 
     // Changed before the write started (the bytes differ from those the fix came from).
-    let result = fix::write_if_unchanged(&file, FIXABLE.as_bytes(), fixed.text.as_bytes());
+    let result = fix::write_if_unchanged(&file, KEY_IN_LOOP.as_bytes(), fixed.text.as_bytes());
     assert!(matches!(result, Err(WriteError::Changed)), "{result:?}");
     assert_eq!(fs::read_to_string(&file).expect("readable"), edited);
 
@@ -360,7 +344,7 @@ fn a_file_changed_while_the_fix_is_written_is_refused() {
 fn a_symbolic_link_is_followed_and_kept() {
     let dir = tempfile::tempdir().expect("temp dir");
     let target = dir.path().join("real.rs");
-    fs::write(&target, FIXABLE).expect("written");
+    fs::write(&target, KEY_IN_LOOP).expect("written");
     let link = dir.path().join("link.rs");
     std::os::unix::fs::symlink("real.rs", &link).expect("symlink");
 
@@ -376,12 +360,12 @@ fn a_symbolic_link_is_followed_and_kept() {
 #[test]
 fn fix_and_diff_together_are_a_usage_error() {
     let dir = tempfile::tempdir().expect("temp dir");
-    fs::write(dir.path().join("pay.rs"), FIXABLE).expect("written");
+    fs::write(dir.path().join("pay.rs"), KEY_IN_LOOP).expect("written");
     let out = retry_audit(dir.path(), &["--fix", "--diff", "pay.rs"]);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         fs::read_to_string(dir.path().join("pay.rs")).expect("readable"),
-        FIXABLE
+        KEY_IN_LOOP
     );
 }
 
@@ -396,9 +380,9 @@ fn fixes_follow_the_configuration_of_each_file() {
     )
     .expect("config written");
     let legacy = dir.path().join("legacy/pay.rs");
-    write_old(&legacy, FIXABLE);
+    write_old(&legacy, KEY_IN_LOOP);
     let current = dir.path().join("pay.rs");
-    write_old(&current, FIXABLE);
+    write_old(&current, KEY_IN_LOOP);
     let before = snapshot(&legacy);
 
     let out = retry_audit(dir.path(), &["--fix", "."]);

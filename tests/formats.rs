@@ -19,11 +19,9 @@ use retry_audit::{Level, Rule};
 use serde_json::Value;
 use tempfile::TempDir;
 
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
+mod support;
+
+use support::{write, Run, KEY_IN_LOOP};
 
 fn run(dir: &Path, args: &[&str]) -> Run {
     let output = Command::new(env!("CARGO_BIN_EXE_retry-audit"))
@@ -54,12 +52,6 @@ fn json_findings(dir: &Path, paths: &[&str]) -> Vec<Value> {
         .collect()
 }
 
-fn write(dir: &Path, path: &str, text: &str) {
-    let path = dir.join(path);
-    fs::create_dir_all(path.parent().expect("a parent")).expect("directories");
-    fs::write(path, text).expect("file written");
-}
-
 /// A retry loop with no limit and a constant sleep: RA001 (error) and RA002 (warning).
 const UNBOUNDED_FIXED: &str = "\
 fn op() -> Result<u32, ()> {
@@ -78,25 +70,6 @@ fn fetch() -> u32 {
 
 /// Code without retries: nothing to report, whatever the rules.
 const CLEAN: &str = "fn main() {\n    println!(\"hello\");\n}\n";
-
-/// A key made per attempt that the fix moves above the loop: RA005 with a fix.
-const KEY_IN_LOOP: &str = r#"async fn charge(client: &Client, order: &Order) -> Result<Receipt, Error> {
-    for attempt in 0..3u32 {
-        let idempotency_key = Uuid::new_v4().to_string();
-        let resp = client
-            .post("https://pay.example/charges")
-            .header("Idempotency-Key", &idempotency_key)
-            .json(order)
-            .send()
-            .await;
-        if let Ok(r) = resp {
-            return Ok(r.json().await?);
-        }
-        tokio::time::sleep(Duration::from_millis(fastrand::u64(0..(100 << attempt)))).await;
-    }
-    Err(Error::GaveUp)
-}
-"#;
 
 fn str_of<'a>(value: &'a Value, key: &str) -> &'a str {
     value[key]
@@ -293,7 +266,7 @@ fn sarif_fingerprints_survive_line_shifts_but_not_changes() {
     );
 
     let header = "// A comment added above.\n\nuse std::fmt;\n\nfn unrelated() {}\n\n";
-    write(dir.path(), "retry.rs", &format!("{header}{twice}"));
+    write(dir.path(), "retry.rs", format!("{header}{twice}"));
     let shifted = sarif_prints(dir.path(), "retry.rs");
     assert_eq!(shifted.len(), before.len());
     for (old, new) in before.iter().zip(&shifted) {
@@ -541,12 +514,12 @@ fn workspace() -> TempDir {
     write(
         root,
         "crates/demo/src/bin/tool.rs",
-        &format!("{UNBOUNDED_FIXED}fn main() {{}}\n"),
+        format!("{UNBOUNDED_FIXED}fn main() {{}}\n"),
     );
     write(
         root,
         "crates/demo/src/bin/extra/main.rs",
-        &format!("{UNBOUNDED_FIXED}fn main() {{}}\n"),
+        format!("{UNBOUNDED_FIXED}fn main() {{}}\n"),
     );
     write(root, "crates/demo/tests/it.rs", KEY_IN_LOOP);
     write(
@@ -557,12 +530,12 @@ fn workspace() -> TempDir {
     write(
         root,
         "crates/other-dir/src/main.rs",
-        &format!("{UNBOUNDED_FIXED}fn main() {{}}\n"),
+        format!("{UNBOUNDED_FIXED}fn main() {{}}\n"),
     );
     write(
         root,
         "crates/other-dir/build.rs",
-        &format!("{UNBOUNDED_FIXED}fn main() {{}}\n"),
+        format!("{UNBOUNDED_FIXED}fn main() {{}}\n"),
     );
     write(root, "scripts/loose.rs", UNBOUNDED_FIXED);
     dir
@@ -820,7 +793,7 @@ fn the_rust_analyzer_wrapper_merges_cargo_check_and_retry_audit() {
     write(
         dir.path(),
         "src/lib.rs",
-        &format!("pub fn unused() {{\n    let x = 1;\n}}\n\n{UNBOUNDED_FIXED}"),
+        format!("pub fn unused() {{\n    let x = 1;\n}}\n\n{UNBOUNDED_FIXED}"),
     );
     let script = crate_root().join("scripts/check-with-retry-audit.sh");
     let output = Command::new("sh")
@@ -897,7 +870,7 @@ fn readme_format_samples_are_real() {
     write(
         dir.path(),
         "src/lib.rs",
-        &readme_block(&readme, "sample-input"),
+        readme_block(&readme, "sample-input"),
     );
     for (format, marker) in [("concise", "concise-sample"), ("github", "github-sample")] {
         let printed = run(dir.path(), &["--format", format, "src/"]).stdout;
