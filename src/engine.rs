@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::time::{Duration, Instant};
 
+use crate::budget;
 use crate::checks;
 use crate::diagnostic::{Diagnostic, Position};
 use crate::model;
@@ -58,8 +59,10 @@ pub enum FileError {
     Parse { position: Position, message: String },
     /// Not valid UTF-8 (`offset` = first bad byte).
     NotUtf8 { offset: usize },
-    /// Nested deeper than the parser can follow.
+    /// Nested deeper than the parser can follow (see [`crate::budget::syntax_depth`]).
     TooDeep,
+    /// The analysis went past one of its limits on this file (see [`crate::budget`]).
+    TooComplex(budget::Exhausted),
     /// The file could not be read.
     Io(String),
     /// The analysis panicked on this file: a bug in retry-audit (the panic's message).
@@ -72,6 +75,7 @@ impl fmt::Display for FileError {
             FileError::Parse { message, .. } => write!(f, "{message}"),
             FileError::NotUtf8 { offset } => write!(f, "not valid UTF-8 (byte {offset})"),
             FileError::TooDeep => f.write_str("too deeply nested to analyse"),
+            FileError::TooComplex(why) => write!(f, "too complex to analyse: {why}"),
             FileError::Io(e) => f.write_str(e),
             FileError::Internal(e) => {
                 write!(f, "internal error in retry-audit (please report): {e}")
@@ -80,20 +84,17 @@ impl fmt::Display for FileError {
     }
 }
 
-/// Stack size of the thread that parses and walks one file: `syn` and the model recurse once per
-/// nesting level, and real files never come near what this allows.
-pub const PARSE_STACK: usize = 256 * 1024 * 1024;
-
-/// Nesting depth beyond which a file is skipped rather than parsed (bounded recursion).
-pub const MAX_DEPTH: usize = 2_000;
+/// Stack size of the threads that parse and walk files (see [`budget::STACK_SIZE`]).
+pub const PARSE_STACK: usize = budget::STACK_SIZE;
 
 /// Checks one file's bytes. Never panics; an unparseable file is an `Err`.
 pub fn check_bytes(bytes: &[u8], settings: &Settings) -> Result<Vec<Diagnostic>, FileError> {
     check_bytes_timed(bytes, settings, &mut PhaseTimes::default()).map(|(found, _)| found)
 }
 
-/// Checks one file's text on the current thread. Callers scanning untrusted input from a thread
-/// with a small stack should use [`check_source_on_big_stack`].
+/// Checks one file's text. Never panics, whatever the text: the analysis runs within the limits
+/// of [`budget`] (on a thread with a big stack, started for it unless this one is one), and a
+/// panic of the analysis (a bug) is [`FileError::Internal`].
 pub fn check_source(src: &str, settings: &Settings) -> Result<Vec<Diagnostic>, FileError> {
     check_source_with_facts(src, settings).map(|(diagnostics, _)| diagnostics)
 }
@@ -190,8 +191,27 @@ pub fn check_source_with_facts(
     check_timed(src, settings, Instant::now(), &mut PhaseTimes::default())
 }
 
-/// [`check_source_with_facts`], timed from `started` (the parse phase includes decoding).
+/// [`check_source_with_facts`], timed from `started` (the parse phase includes decoding): the
+/// analysis within its [`budget`], a panic of it an internal error.
 fn check_timed(
+    src: &str,
+    settings: &Settings,
+    started: Instant,
+    times: &mut PhaseTimes,
+) -> Result<(Vec<Diagnostic>, CrateFacts), FileError> {
+    let analysed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        budget::run(src.len(), || {
+            check_within_budget(src, settings, started, times)
+        })
+    }));
+    match analysed {
+        Ok(Ok(result)) => result,
+        Ok(Err(exhausted)) => Err(FileError::TooComplex(exhausted)),
+        Err(payload) => Err(internal_error(&*payload)),
+    }
+}
+
+fn check_within_budget(
     src: &str,
     settings: &Settings,
     started: Instant,
@@ -202,20 +222,29 @@ fn check_timed(
         Some(rest) => (rest, '\u{feff}'.len_utf8()),
         None => (src, 0),
     };
-    if nesting_depth(text) > MAX_DEPTH {
-        times.parse += started.elapsed();
-        return Err(FileError::TooDeep);
-    }
     // Spans are only meaningful for the file being parsed: free proc-macro2's per-thread source
     // map when done, whether the parse succeeded or not (it would grow with every file).
     let _spans = SpanMapGuard;
+    // The parser and the tree it builds recurse once per level: a file nested too deeply for
+    // them is not parsed. (Text the lexer does not read with confidence, an unterminated
+    // literal or comment, does not parse either; only its brackets are counted.)
+    let tokens = crate::prune::lex(text.as_bytes());
+    let depth = match &tokens {
+        Some(tokens) => budget::syntax_depth_lexed(text, tokens),
+        None => budget::syntax_depth(text),
+    };
+    if depth > budget::MAX_SYNTAX_DEPTH {
+        times.parse += started.elapsed();
+        return Err(FileError::TooDeep);
+    }
     // Without suppression comments (whose scope is read from every function's span, and
     // which are rare), bodies that cannot matter are not parsed.
     let file = if settings.full_parse || text.contains(suppress::MARKER) {
         syn::parse_file(text)
     } else {
-        crate::prune::parse_file(text, &settings.extensions)
+        crate::prune::parse_lexed(text, tokens.as_deref(), &settings.extensions)
     };
+    drop(tokens);
     let parsed = Instant::now();
     times.parse += parsed - started;
     let file = match file {
@@ -400,26 +429,6 @@ fn first_lex_problem(text: &str) -> (Position, String) {
     }
 }
 
-/// [`check_source`] on a fresh thread with a [`PARSE_STACK`]-sized stack, so that deeply nested
-/// input cannot overflow the caller's stack. A panic in the analysis is reported as
-/// [`FileError::Internal`] (not as a file problem), and does not reach the caller.
-pub fn check_source_on_big_stack(
-    src: &str,
-    settings: &Settings,
-) -> Result<Vec<Diagnostic>, FileError> {
-    std::thread::scope(|s| {
-        let handle = std::thread::Builder::new()
-            .stack_size(PARSE_STACK)
-            .spawn_scoped(s, || check_source(src, settings));
-        match handle {
-            Ok(h) => h
-                .join()
-                .unwrap_or_else(|payload| Err(internal_error(&*payload))),
-            Err(e) => Err(FileError::Io(format!("cannot start parser thread: {e}"))),
-        }
-    })
-}
-
 /// A panic of the analysis thread as an error that says so, with the panic's message.
 fn internal_error(payload: &(dyn std::any::Any + Send)) -> FileError {
     let message = if let Some(s) = payload.downcast_ref::<&str>() {
@@ -430,24 +439,6 @@ fn internal_error(payload: &(dyn std::any::Any + Send)) -> FileError {
         "the analysis panicked".to_owned()
     };
     FileError::Internal(message)
-}
-
-/// The deepest bracket nesting in `src`, counting `(`, `[` and `{` outside comments and strings
-/// only roughly (a cheap guard, not a lexer: brackets in strings can only over-count).
-fn nesting_depth(src: &str) -> usize {
-    let mut depth: usize = 0;
-    let mut max = 0;
-    for b in src.bytes() {
-        match b {
-            b'(' | b'[' | b'{' => {
-                depth += 1;
-                max = max.max(depth);
-            }
-            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    max
 }
 
 #[cfg(test)]
@@ -477,20 +468,18 @@ mod tests {
     }
 
     #[test]
-    fn the_big_stack_checks_deep_input_that_would_overflow_a_small_one() {
-        // 1 900 nested closures: under the depth limit, so parsed and walked, on the big stack.
+    fn deep_input_is_checked_on_a_big_stack_or_refused_before_parsing() {
+        // Nested closures under the syntax-depth limit: parsed and walked, from a test thread
+        // whose own stack is small (the analysis moves to a big one).
         let src = format!(
             "fn f() {{ let _ = {}1{}; }}\n",
             "|| (".repeat(1_900),
             ")".repeat(1_900)
         );
+        assert_eq!(check_source(&src, &Settings::default()), Ok(Vec::new()));
+        let deeper = format!("fn f() {{ {}{} }}\n", "{".repeat(6_000), "}".repeat(6_000));
         assert_eq!(
-            check_source_on_big_stack(&src, &Settings::default()),
-            Ok(Vec::new())
-        );
-        let deeper = format!("fn f() {{ {}{} }}\n", "{".repeat(3_000), "}".repeat(3_000));
-        assert_eq!(
-            check_source_on_big_stack(&deeper, &Settings::default()),
+            check_source(&deeper, &Settings::default()),
             Err(FileError::TooDeep)
         );
     }

@@ -129,7 +129,7 @@ pub fn fix_source(
 ) -> Result<FixOutcome, FileError> {
     let mut remaining = match diagnostics {
         Some(d) => d,
-        None => engine::check_source_on_big_stack(src, settings)?,
+        None => engine::check_source(src, settings)?,
     };
     let mut text = src.to_owned();
     let mut applied = 0;
@@ -139,7 +139,7 @@ pub fn fix_source(
         if n == 0 || next == text {
             break;
         }
-        if let Ok(found) = engine::check_source_on_big_stack(&next, settings) {
+        if let Ok(found) = engine::check_source(&next, settings) {
             text = next;
             applied += n;
             remaining = found;

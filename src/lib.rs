@@ -12,6 +12,8 @@
 #[cfg(feature = "cli")]
 pub mod baseline;
 #[cfg(feature = "analysis")]
+pub mod budget;
+#[cfg(feature = "analysis")]
 pub mod checks;
 #[cfg(feature = "cli")]
 pub mod config;

@@ -524,7 +524,7 @@ fn analyse_text(uri: &Url, text: &str, settings: &Settings, encoding: Encoding) 
     whole.full_parse = true;
     let settings = &whole;
     let index = LineIndex::new(text);
-    match engine::check_source_on_big_stack(text, settings) {
+    match engine::check_source(text, settings) {
         Ok(found) => {
             let mut analysis = Analysis {
                 diagnostics: Vec::new(),

@@ -40,7 +40,16 @@ use crate::model::Extensions;
 /// the lexer is unsure (an unterminated comment or literal, a shebang line), and when the pruned
 /// text does not parse, so that the error reported is the parser's own on the real text.
 pub fn parse_file(text: &str, ext: &Extensions) -> syn::Result<syn::File> {
-    match pruned(text, ext) {
+    parse_lexed(text, lex(text.as_bytes()).as_deref(), ext)
+}
+
+/// [`parse_file`] with the tokens of `text` already lexed (`None`: not lexed with confidence).
+pub(crate) fn parse_lexed(
+    text: &str,
+    tokens: Option<&[Token]>,
+    ext: &Extensions,
+) -> syn::Result<syn::File> {
+    match tokens.and_then(|tokens| pruned_lexed(text, tokens, ext)) {
         Some(blanked) => syn::parse_file(&blanked).or_else(|_| syn::parse_file(text)),
         None => syn::parse_file(text),
     }
@@ -50,14 +59,17 @@ pub fn parse_file(text: &str, ext: &Extensions) -> syn::Result<syn::File> {
 /// lexed with confidence.
 #[must_use]
 pub fn pruned(text: &str, ext: &Extensions) -> Option<String> {
+    pruned_lexed(text, &lex(text.as_bytes())?, ext)
+}
+
+fn pruned_lexed(text: &str, tokens: &[Token], ext: &Extensions) -> Option<String> {
     // A shebang line (not an inner attribute `#![..]`): the parser drops it, leave it to it.
     if text.starts_with("#!") && !text[2..].trim_start().starts_with('[') {
         return None;
     }
-    let tokens = lex(text.as_bytes())?;
-    let matching = match_delimiters(&tokens)?;
+    let matching = match_delimiters(tokens)?;
     let mut pieces = Vec::new();
-    item_list(&tokens, &matching, 0, tokens.len(), &mut pieces);
+    item_list(tokens, &matching, 0, tokens.len(), &mut pieces);
     let word = |t: &Token| &text[t.start..t.end];
     let idents = |from: usize, to: usize| {
         tokens[from..to]
@@ -260,6 +272,7 @@ enum ItemKind {
 /// Splits the item list `tokens[from..to]` into items and records what may be blanked in each,
 /// recursing into `mod`, `impl` and `trait` blocks.
 fn item_list(tokens: &[Token], matching: &[usize], from: usize, to: usize, out: &mut Vec<Piece>) {
+    let _guard = crate::budget::enter();
     let mut i = from;
     while i < to {
         let start = i;
@@ -430,7 +443,7 @@ fn block_after(tokens: &[Token], matching: &[usize], from: usize, to: usize) -> 
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
+pub(crate) enum Kind {
     Ident,
     /// `(`, `[` or `{`.
     Open(u8),
@@ -441,10 +454,10 @@ enum Kind {
 }
 
 #[derive(Clone, Copy, Debug)]
-struct Token {
-    kind: Kind,
-    start: usize,
-    end: usize,
+pub(crate) struct Token {
+    pub(crate) kind: Kind,
+    pub(crate) start: usize,
+    pub(crate) end: usize,
     /// Which keyword an identifier is, for the item structure.
     word: Word,
     /// The identifier `ureq`.
@@ -505,7 +518,7 @@ fn match_delimiters(tokens: &[Token]) -> Option<Vec<usize>> {
 
 /// The tokens of `src`, without comments and whitespace; `None` for an unterminated comment or
 /// literal (the parser will say what is wrong).
-fn lex(src: &[u8]) -> Option<Vec<Token>> {
+pub(crate) fn lex(src: &[u8]) -> Option<Vec<Token>> {
     let mut tokens = Vec::with_capacity(src.len() / 5);
     let mut i = 0;
     let n = src.len();

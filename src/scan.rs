@@ -257,6 +257,7 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .stack_size(engine::PARSE_STACK)
+        .start_handler(|_| crate::budget::thread_started_with_stack(engine::PARSE_STACK))
         .thread_name(|i| format!("retry-audit-{i}"))
         .build()
         .map_err(|e| ScanError::ThreadPool(e.to_string()))?;

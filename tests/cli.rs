@@ -843,7 +843,7 @@ fn stats_counts_files_by_outcome_and_times_every_phase_without_changing_the_repo
     assert_eq!(
         block[1].split_whitespace().collect::<Vec<_>>().join(" "),
         "files 4 found: 2 checked, 2 skipped (1 not parsed, 1 not UTF-8, 0 too deeply nested, \
-         0 unreadable, 0 internal errors)"
+         0 too complex, 0 unreadable, 0 internal errors)"
     );
     let bytes = u32::try_from(UNBOUNDED_FIXED.len() + CLEAN.len() + BROKEN.len() + 15).unwrap();
     assert!(

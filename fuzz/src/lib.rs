@@ -115,7 +115,10 @@ pub fn on_big_stack<R: Send>(f: impl FnOnce() -> R + Send) -> R {
         let handle = std::thread::Builder::new()
             .name("fuzz-check".to_owned())
             .stack_size(engine::PARSE_STACK)
-            .spawn_scoped(s, f)
+            .spawn_scoped(s, || {
+                retry_audit::budget::thread_started_with_stack(engine::PARSE_STACK);
+                f()
+            })
             .expect("spawn the checker thread");
         match handle.join() {
             Ok(result) => result,

@@ -2,6 +2,7 @@
 //! both targets, the mutator mostly yields Rust the parser accepts, and the invariants do reject
 //! a wrong answer (they are not vacuous).
 
+use retry_audit::budget;
 use retry_audit::engine::{check_source, FileError};
 use retry_audit::{Diagnostic, Label, Level, Position, Rule, Span};
 use retry_audit_fuzz::{
@@ -120,6 +121,7 @@ fn the_invariants_reject_wrong_answers() {
             ..diagnostic_at(good)
         }]),
         Err(FileError::TooDeep),
+        Err(FileError::TooComplex(budget::Exhausted(budget::Limit::Depth))),
         Err(FileError::NotUtf8 { offset: 0 }),
         Err(FileError::Parse {
             position: Position { line: 9, column: 1 },

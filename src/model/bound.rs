@@ -65,6 +65,7 @@ fn is_limit_call(name: &str) -> bool {
 /// (`attempt += 1`) counts wherever it appears.
 #[must_use]
 pub fn bound_kind(guard: &Expr, facts: &LoopFacts<'_>, locals: &Locals<'_>) -> Option<BoundKind> {
+    let _guard = crate::budget::enter();
     bound_kind_depth(guard, facts, locals, 0)
 }
 
@@ -97,6 +98,7 @@ fn bound_kind_depth(
     }
     impl<'ast> Visit<'ast> for V<'_, '_> {
         fn visit_expr(&mut self, e: &'ast Expr) {
+            let _guard = crate::budget::enter();
             if self.kind.is_some() {
                 return;
             }
@@ -173,6 +175,7 @@ fn bound_kind_depth(
             self.name(&i.to_string());
         }
     }
+    let _guard = crate::budget::enter();
     let mut v = V {
         facts,
         locals,

@@ -28,6 +28,7 @@ impl Estimator<'_, '_> {
     }
 
     fn eval_in(&self, e: &Expr, depth: usize) -> Option<f64> {
+        let _guard = crate::budget::enter();
         if depth > DEPTH {
             return None;
         }
@@ -160,6 +161,7 @@ impl Estimator<'_, '_> {
 
     /// `key * 2`, `key.mul_f64(1.5)`, `key.saturating_mul(2)`, `(key * 2).min(cap)`: the factor.
     fn factor_of(&self, rhs: &Expr, key: &str) -> Option<f64> {
+        let _guard = crate::budget::enter();
         match rhs {
             Expr::Paren(p) => self.factor_of(&p.expr, key),
             Expr::Binary(b) if matches!(b.op, BinOp::Mul(_)) => {

@@ -349,6 +349,7 @@ impl<'a, 'c> Flow<'a, 'c> {
 
     /// Walks a loop body entered with `outcome` (Failure for `while res.is_err()`).
     pub fn run_loop_body(&mut self, body: &'a Block, outcome: Outcome, end: Span) {
+        let _guard = crate::budget::enter();
         let out = self.block(body, vec![PathState::start(outcome)]);
         self.record_continue(out, end);
     }
@@ -356,6 +357,7 @@ impl<'a, 'c> Flow<'a, 'c> {
     /// Walks a `while` loop: the condition is the first test (`while res.is_err()`,
     /// `while !res.status().is_success() && attempt < 3`); leaving by it is success or a limit.
     pub fn run_while(&mut self, cond: &'a Expr, body: &'a Block, end: Span) {
+        let _guard = crate::budget::enter();
         let info = self.cond_info(cond);
         let span = self.index.of(cond);
         let text = short(self.index.text(span));
@@ -376,6 +378,7 @@ impl<'a, 'c> Flow<'a, 'c> {
 
     /// Walks a function body for self-calls; falling off the end returns.
     pub fn run_fn_body(&mut self, body: &'a Block) {
+        let _guard = crate::budget::enter();
         let out = self.block(body, vec![PathState::start(Outcome::Neutral)]);
         self.record_exit(&out);
     }
@@ -412,6 +415,7 @@ impl<'a, 'c> Flow<'a, 'c> {
 
     /// Whether a guard on an exit limits the retries: an attempt counter, a clock, a schedule.
     fn bound_kind_of(&self, guard: &Expr) -> Option<BoundKind> {
+        let _guard = crate::budget::enter();
         super::bound::bound_kind(guard, self.facts, self.status.locals)
     }
 
@@ -442,6 +446,7 @@ impl<'a, 'c> Flow<'a, 'c> {
     }
 
     fn block(&mut self, block: &'a Block, mut states: Vec<PathState>) -> Vec<PathState> {
+        let _guard = crate::budget::enter();
         for stmt in &block.stmts {
             if states.is_empty() {
                 break;
@@ -452,6 +457,7 @@ impl<'a, 'c> Flow<'a, 'c> {
     }
 
     fn stmt(&mut self, stmt: &'a Stmt, states: Vec<PathState>) -> Vec<PathState> {
+        let _guard = crate::budget::enter();
         match stmt {
             Stmt::Local(l) => {
                 let Some(init) = &l.init else {
@@ -524,6 +530,7 @@ impl<'a, 'c> Flow<'a, 'c> {
     }
 
     fn expr(&mut self, e: &'a Expr, states: Vec<PathState>) -> Vec<PathState> {
+        let _guard = crate::budget::enter();
         if states.is_empty() {
             return states;
         }
@@ -687,6 +694,7 @@ impl<'a, 'c> Flow<'a, 'c> {
 
     /// The operation tested by a condition: `if let Err(e) = op()`, `if op().is_ok()`.
     fn cond_op_of(&self, cond: &Expr) -> Option<String> {
+        let _guard = crate::budget::enter();
         match cond {
             Expr::Let(l) => pat_outcome(&l.pat).and_then(|_| self.op_of(&l.expr)),
             Expr::MethodCall(m) if m.method == "is_ok" || m.method == "is_err" => {
@@ -705,6 +713,7 @@ impl<'a, 'c> Flow<'a, 'c> {
     /// `retries_left == 0`): `Some(true)`; true means another attempt is allowed
     /// (`attempt < max`): `Some(false)`; not a plain limit test: `None`.
     fn limit_side(&self, cond: &Expr) -> Option<bool> {
+        let _guard = crate::budget::enter();
         match cond {
             Expr::Paren(p) => self.limit_side(&p.expr),
             Expr::Unary(u) if matches!(u.op, syn::UnOp::Not(_)) => {
@@ -768,7 +777,7 @@ impl<'a, 'c> Flow<'a, 'c> {
                     m,
                     super::values::Mutation::Compound(syn::BinOp::SubAssign(_), _)
                 ) || matches!(m, super::values::Mutation::Assign(e)
-                    if quote::ToTokens::to_token_stream(e).to_string().contains(&format!("{key} - ")))
+                    if names::text(e).contains(&format!("{key} - ")))
             })
         })
     }
@@ -783,6 +792,7 @@ impl<'a, 'c> Flow<'a, 'c> {
     }
 
     fn recursive_call(&mut self, call: &'a Expr, states: Vec<PathState>) -> Vec<PathState> {
+        let _guard = crate::budget::enter();
         let (mut fail, rest): (Vec<PathState>, Vec<PathState>) =
             states.into_iter().partition(|s| s.outcome.may_fail());
         // `self.fetch(url, retries - 1)`: the call itself steps the counter.
@@ -809,7 +819,7 @@ impl<'a, 'c> Flow<'a, 'c> {
                     syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated,
                 ) {
                     if let Some(first) = args.first() {
-                        let text = quote::ToTokens::to_token_stream(first).to_string();
+                        let text = names::text(first);
                         if text
                             .split(|c: char| !c.is_alphanumeric() && c != '_')
                             .any(|w| self.facts.counters.contains(w) || names::is_counter_name(w))
@@ -830,6 +840,7 @@ impl<'a, 'c> Flow<'a, 'c> {
     }
 
     fn if_expr(&mut self, i: &'a syn::ExprIf, states: Vec<PathState>) -> Vec<PathState> {
+        let _guard = crate::budget::enter();
         let states = self.expr(&i.cond, states);
         let info = self.cond_info(&i.cond);
         let span = self.index.of(&i.cond);
@@ -881,6 +892,7 @@ impl<'a, 'c> Flow<'a, 'c> {
     }
 
     fn match_expr(&mut self, m: &'a syn::ExprMatch, states: Vec<PathState>) -> Vec<PathState> {
+        let _guard = crate::budget::enter();
         let states = self.expr(&m.expr, states);
         // A match on an HTTP status: every arm names statuses or catches the rest (an arm on
         // `tonic::Code::Unavailable` says the scrutinee is something else).
@@ -1074,6 +1086,7 @@ impl<'a, 'c> Flow<'a, 'c> {
 
     /// Whether a condition inspects the error bound by the enclosing `Err(e)` arm.
     fn mentions_err(states: &[PathState], cond: &Expr) -> bool {
+        let _guard = crate::budget::enter();
         states.iter().any(|s| {
             s.err_arm
                 .as_ref()
@@ -1093,6 +1106,7 @@ impl<'a, 'c> Flow<'a, 'c> {
     }
 
     fn cond_info(&mut self, cond: &'a Expr) -> CondInfo {
+        let _guard = crate::budget::enter();
         let readiness = mentions_readiness(cond);
         let mut info = match cond {
             Expr::Paren(p) => return self.cond_info(&p.expr),
@@ -1202,6 +1216,7 @@ impl<'a, 'c> Flow<'a, 'c> {
 /// `Ok(..)` → Success, `Err(..)` → Failure, looking through `Some(..)`, `Poll::Ready(..)`, refs.
 #[must_use]
 pub fn pat_outcome(pat: &Pat) -> Option<Outcome> {
+    let _guard = crate::budget::enter();
     match pat {
         Pat::TupleStruct(t) => {
             let last = names::last(&t.path)?;
@@ -1240,25 +1255,24 @@ fn is_const_like(name: &str) -> bool {
 }
 
 fn has_status_path(pat: &Pat) -> bool {
-    quote::ToTokens::to_token_stream(pat)
-        .to_string()
-        .contains("StatusCode")
+    names::text(pat).contains("StatusCode")
 }
 
 fn pat_mentions_readiness(pat: &Pat) -> bool {
-    let t = quote::ToTokens::to_token_stream(pat).to_string();
+    let t = names::text(pat);
     t.split(|c: char| !c.is_alphanumeric() && c != '_')
         .any(names::is_readiness_error)
 }
 
 fn mentions_readiness(e: &Expr) -> bool {
-    let t = quote::ToTokens::to_token_stream(e).to_string();
+    let t = names::text(e);
     t.split(|c: char| !c.is_alphanumeric() && c != '_')
         .any(names::is_readiness_error)
 }
 
 /// The `Status(..)` sub-pattern of an `Err(..)` pattern, if any.
 fn err_status_pattern(pat: &Pat) -> Option<&Pat> {
+    let _guard = crate::budget::enter();
     match pat {
         Pat::TupleStruct(t) => {
             let last = names::last(&t.path)?;
@@ -1288,6 +1302,7 @@ fn option_outcome(pat: &Pat) -> Option<Outcome> {
 
 /// `Err(e)`, `Err(_)`, `Err(ref e)`: any error.
 fn err_pattern_is_catch_all(pat: &Pat) -> bool {
+    let _guard = crate::budget::enter();
     match pat {
         Pat::TupleStruct(t) if t.elems.len() == 1 => is_catch_all(&t.elems[0]),
         Pat::Reference(r) => err_pattern_is_catch_all(&r.pat),
@@ -1298,6 +1313,7 @@ fn err_pattern_is_catch_all(pat: &Pat) -> bool {
 
 /// A guard that only checks the attempt count or the clock (`if attempt < MAX`).
 fn is_bound_only(g: &Expr) -> bool {
+    let _guard = crate::budget::enter();
     let mut other = false;
     for_each_name(g, &mut |name, _| {
         let constant = name
@@ -1326,6 +1342,7 @@ fn is_self_call_path(p: &syn::Path, name: &str) -> bool {
 /// The operation whose result is tested: `client.get(u).send().await` → `send`.
 #[must_use]
 pub fn operation_name(e: &Expr) -> Option<String> {
+    let _guard = crate::budget::enter();
     match e {
         Expr::MethodCall(m) => {
             let n = m.method.to_string();
@@ -1372,6 +1389,7 @@ pub fn for_each_name(e: &Expr, f: &mut dyn FnMut(&str, bool)) {
     }
     impl<'ast> Visit<'ast> for V<'_> {
         fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            let _guard = crate::budget::enter();
             (self.f)(&m.method.to_string(), true);
             syn::visit::visit_expr_method_call(self, m);
         }
@@ -1399,6 +1417,7 @@ pub fn for_each_name(e: &Expr, f: &mut dyn FnMut(&str, bool)) {
         }
         fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
     }
+    let _guard = crate::budget::enter();
     let mut v = V { f };
     v.visit_expr(e);
 }

@@ -29,6 +29,7 @@ pub fn per_attempt_keys<'a, T: KeyScan<'a>>(
     index: &LineIndex<'a>,
     current_fn: &str,
 ) -> Vec<PerAttemptKey> {
+    let _guard = crate::budget::enter();
     let mut s = Scanner {
         file,
         index,
@@ -54,12 +55,14 @@ pub trait KeyScan<'a>: Copy {
 
 impl<'a> KeyScan<'a> for &'a syn::Block {
     fn scan(self, s: &mut Scanner<'a, '_>) {
+        let _guard = crate::budget::enter();
         s.visit_block(self);
     }
 }
 
 impl<'a> KeyScan<'a> for &'a Expr {
     fn scan(self, s: &mut Scanner<'a, '_>) {
+        let _guard = crate::budget::enter();
         s.visit_expr(self);
     }
 }
@@ -88,6 +91,7 @@ impl<'a> Scanner<'a, '_> {
         }
         impl<'ast> Visit<'ast> for F<'_, '_, '_> {
             fn visit_expr(&mut self, e: &'ast Expr) {
+                let _guard = crate::budget::enter();
                 if self.found.is_some() {
                     return;
                 }
@@ -154,6 +158,7 @@ impl<'a> Scanner<'a, '_> {
     /// A constructor written inside a macro's tokens (`json!({"idempotency_key": Uuid::new_v4()})`,
     /// `format!("{}", Uuid::new_v4())`).
     fn fresh_in_tokens(&self, tokens: &TokenStream) -> Option<Fresh> {
+        let _guard = crate::budget::enter();
         let trees: Vec<TokenTree> = tokens.clone().into_iter().collect();
         for (i, t) in trees.iter().enumerate() {
             match t {
@@ -222,6 +227,7 @@ impl<'a> Scanner<'a, '_> {
 
     /// `json!({"idempotency_key": key})`: a key-named string followed by a fresh value.
     fn key_in_macro(&mut self, tokens: &TokenStream) {
+        let _guard = crate::budget::enter();
         let trees: Vec<TokenTree> = tokens.clone().into_iter().collect();
         for (i, t) in trees.iter().enumerate() {
             let name = match t {
@@ -266,6 +272,7 @@ fn is_header_method(name: &str) -> bool {
 
 /// `x`, `&x`, `x.clone()`, `x.to_string()`, `x.as_str()`: the name passed.
 fn passed_name(e: &Expr) -> Option<String> {
+    let _guard = crate::budget::enter();
     match e {
         Expr::Path(p) if p.path.segments.len() == 1 => Some(p.path.segments[0].ident.to_string()),
         Expr::Reference(r) => passed_name(&r.expr),
@@ -284,13 +291,12 @@ fn passed_name(e: &Expr) -> Option<String> {
 }
 
 fn receiver_is_rng(e: &Expr) -> bool {
-    let t = quote::ToTokens::to_token_stream(e)
-        .to_string()
-        .to_ascii_lowercase();
+    let t = names::text(e).to_ascii_lowercase();
     t.contains("rng") || t.contains("alphanumeric") || t.contains("rand")
 }
 
 fn header_name(e: &Expr) -> Option<String> {
+    let _guard = crate::budget::enter();
     match e {
         Expr::Lit(l) => match &l.lit {
             Lit::Str(s) => Some(s.value()),
@@ -309,6 +315,7 @@ fn header_name(e: &Expr) -> Option<String> {
 
 impl<'a> Visit<'a> for Scanner<'a, '_> {
     fn visit_local(&mut self, l: &'a syn::Local) {
+        let _guard = crate::budget::enter();
         if let Some(init) = &l.init {
             let mut bound = Vec::new();
             super::values::pat_bindings(&l.pat, &mut bound);
@@ -327,6 +334,7 @@ impl<'a> Visit<'a> for Scanner<'a, '_> {
     }
 
     fn visit_expr_method_call(&mut self, m: &'a syn::ExprMethodCall) {
+        let _guard = crate::budget::enter();
         let name = m.method.to_string();
         let args: Vec<&'a Expr> = m.args.iter().collect();
         match (name.as_str(), args.as_slice()) {
@@ -357,6 +365,7 @@ impl<'a> Visit<'a> for Scanner<'a, '_> {
     }
 
     fn visit_expr_call(&mut self, c: &'a syn::ExprCall) {
+        let _guard = crate::budget::enter();
         if let Some(name) = names::callee_path(&c.func).and_then(names::last) {
             self.weak_args(&name, c.args.iter());
         }
@@ -374,6 +383,7 @@ impl<'a> Visit<'a> for Scanner<'a, '_> {
     }
 
     fn visit_field_value(&mut self, fv: &'a syn::FieldValue) {
+        let _guard = crate::budget::enter();
         if let syn::Member::Named(id) = &fv.member {
             let n = id.to_string();
             if names::is_key_name(&n) {
@@ -386,6 +396,7 @@ impl<'a> Visit<'a> for Scanner<'a, '_> {
     }
 
     fn visit_expr_macro(&mut self, m: &'a syn::ExprMacro) {
+        let _guard = crate::budget::enter();
         self.key_in_macro(&m.mac.tokens);
         syn::visit::visit_expr_macro(self, m);
     }

@@ -229,6 +229,7 @@ impl StatusSet {
 
     #[must_use]
     pub fn contains(&self, code: u16) -> bool {
+        let _guard = crate::budget::enter();
         if !(Self::MIN..=Self::MAX).contains(&code) {
             return false;
         }

@@ -3,6 +3,16 @@
 
 use syn::{Expr, ExprPath, Path};
 
+/// A syntax node written out as text (tokens separated by spaces, as `quote` prints them), for
+/// the analyses that read code by its words. Writing it costs its length, which is spent from
+/// the file's work budget (see [`crate::budget::spend`]): text made again for every node of a
+/// deep tree grows with the square of the file.
+pub fn text(node: &impl quote::ToTokens) -> String {
+    let text = node.to_token_stream().to_string();
+    crate::budget::spend(text.len() as u64);
+    text
+}
+
 /// The segments of a path as strings (`tokio::time::sleep` → `["tokio", "time", "sleep"]`).
 pub fn segments(path: &Path) -> Vec<String> {
     path.segments.iter().map(|s| s.ident.to_string()).collect()
@@ -15,6 +25,7 @@ pub fn last(path: &Path) -> Option<String> {
 
 /// The path of a call's function, when it is a plain path.
 pub fn callee_path(func: &Expr) -> Option<&Path> {
+    let _guard = crate::budget::enter();
     match func {
         Expr::Path(ExprPath { path, .. }) => Some(path),
         Expr::Paren(p) => callee_path(&p.expr),
@@ -494,6 +505,7 @@ pub fn is_status_text(text: &str) -> bool {
 
 /// The name of the outermost call of an expression: `delays.next()` → `next`.
 pub fn last_call(e: &Expr) -> Option<String> {
+    let _guard = crate::budget::enter();
     match e {
         Expr::MethodCall(m) => Some(m.method.to_string()),
         Expr::Call(c) => callee_path(&c.func).and_then(last),

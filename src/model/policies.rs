@@ -213,14 +213,10 @@ fn facts_of(chain: &Chain<'_>, scope: &FileScope<'_>, locals: &Locals<'_>) -> Op
         .and_then(|s| ms(s.args.first()));
     let unbounded = !chain.has_any(&["take", "take_while", "max_interval", "max_duration"]);
     let capped = chain.has_any(&["max_delay", "max_delay_millis"]);
-    let jitter = chain.steps.iter().any(|s| {
-        s.name == "map"
-            && s.args.iter().any(|a| {
-                quote::ToTokens::to_token_stream(a)
-                    .to_string()
-                    .contains("jitter")
-            })
-    });
+    let jitter = chain
+        .steps
+        .iter()
+        .any(|s| s.name == "map" && s.args.iter().any(|a| names::text(a).contains("jitter")));
     let longest = if iter_kind == Some(DelayKind::Growing) && !capped {
         if unbounded {
             Some(f64::INFINITY)
@@ -287,11 +283,9 @@ fn facts_of_other(chain: &Chain<'_>, scope: &FileScope<'_>, locals: &Locals<'_>)
     // retry-policies / reqwest-retry: ExponentialBackoff::builder()...build_with_*(..)
     if chain.root_is("ExponentialBackoff", &["builder"]) {
         let jitter = !chain.step("jitter").is_some_and(|s| {
-            s.args.first().is_some_and(|a| {
-                quote::ToTokens::to_token_stream(a)
-                    .to_string()
-                    .contains("None")
-            })
+            s.args
+                .first()
+                .is_some_and(|a| names::text(a).contains("None"))
         });
         // Default bounds: 1 s doubling, capped at 30 minutes.
         let max_ms = chain
@@ -471,11 +465,7 @@ fn struct_facts(s: &syn::ExprStruct, scope: &FileScope<'_>) -> Option<Facts> {
     let jitter = !field("randomization_factor").is_some_and(is_zero);
     // `max_interval: Duration::MAX` is no cap; the 15-minute elapsed-time default lets a wait
     // grow well past a minute.
-    let capped = !field("max_interval").is_some_and(|e| {
-        quote::ToTokens::to_token_stream(e)
-            .to_string()
-            .contains("MAX")
-    });
+    let capped = !field("max_interval").is_some_and(|e| names::text(e).contains("MAX"));
     Some(Facts {
         advice: BACKOFF,
         unbounded,
@@ -494,6 +484,7 @@ fn chain_of<'a>(
     locals: &Locals<'a>,
     depth: usize,
 ) -> Option<Chain<'a>> {
+    let _guard = crate::budget::enter();
     if depth > 8 {
         return None;
     }
@@ -548,15 +539,14 @@ pub fn attribute_site(
     scope: &FileScope<'_>,
     index: &LineIndex<'_>,
 ) -> Option<RetrySite> {
+    let _guard = crate::budget::enter();
     for a in attrs {
         let full = scope.resolve(a.path());
         let last = full.last().map(String::as_str);
         if !matches!(last, Some("backon" | "retry")) {
             continue;
         }
-        let args = quote::ToTokens::to_token_stream(&a.meta)
-            .to_string()
-            .replace(' ', "");
+        let args = names::text(&a.meta).replace(' ', "");
         let facts = if last == Some("backon") {
             // Default builder: `ExponentialBuilder::default` (jitter off). A builder made by a
             // function of this file is read from its body; of another file, not at all.
@@ -567,9 +557,7 @@ pub fn attribute_site(
                 .filter(|b| !b.contains("Builder"));
             let args = match named {
                 Some(f) => match scope.function(f.rsplit("::").next().unwrap_or(f)) {
-                    Some(g) => quote::ToTokens::to_token_stream(g.block)
-                        .to_string()
-                        .replace(' ', ""),
+                    Some(g) => names::text(g.block).replace(' ', ""),
                     None => continue,
                 },
                 None => args,
@@ -694,6 +682,7 @@ struct Finder<'a, 'c> {
 
 impl<'a> Visit<'a> for Finder<'a, '_> {
     fn visit_expr(&mut self, e: &'a Expr) {
+        let _guard = crate::budget::enter();
         match e {
             Expr::MethodCall(m) if is_run_method(&m.method.to_string()) => {
                 // `policy.retry(op)`: the policy is the receiver, reported where it is built.
@@ -734,6 +723,7 @@ impl<'a> Visit<'a> for Finder<'a, '_> {
 
 /// The arguments along a chain (closures passed to `.map(..)`, operations to `retry_fn(..)`).
 fn chain_args(e: &Expr) -> Vec<&Expr> {
+    let _guard = crate::budget::enter();
     match e {
         Expr::MethodCall(m) => {
             let mut v = chain_args(&m.receiver);
@@ -748,6 +738,7 @@ fn chain_args(e: &Expr) -> Vec<&Expr> {
 
 /// `s` in `s.take(3)`.
 fn root_variable(e: &Expr) -> Option<String> {
+    let _guard = crate::budget::enter();
     match e {
         Expr::MethodCall(m) => root_variable(&m.receiver),
         Expr::Paren(p) => root_variable(&p.expr),

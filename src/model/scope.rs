@@ -1,6 +1,7 @@
 //! What a file makes visible to the analysis: `use` aliases, `const`/`static` items and local
 //! functions (free functions and methods), so that calls and constants can be followed one level.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 
 use syn::visit::Visit;
@@ -45,9 +46,20 @@ pub struct FileScope<'a> {
     pub roots: std::collections::HashSet<String>,
     /// What the team taught the analysis.
     pub ext: super::Extensions,
+    /// The values being followed now (see [`FileScope::follow`]), by address.
+    following: RefCell<Vec<usize>>,
 }
 
 impl<'a> FileScope<'a> {
+    /// An empty scope that knows what the team taught the analysis.
+    #[must_use]
+    pub fn new(ext: super::Extensions) -> Self {
+        FileScope {
+            ext,
+            ..FileScope::default()
+        }
+    }
+
     /// The full path of `path` after `use` resolution of its first segment.
     #[must_use]
     pub fn resolve(&self, path: &syn::Path) -> Vec<String> {
@@ -135,7 +147,34 @@ impl<'a> FileScope<'a> {
         names::last(path).and_then(|n| self.consts.get(&n).copied())
     }
 
+    /// `f` of the value a name stands for (a constant's, a `let`'s), unless that value is being
+    /// followed already: then the name, met again inside its own value, is something the file
+    /// does not tell (`const LIMBS: usize = LIMBS;` names a generic parameter, `let codes =
+    /// codes.to_vec();` the parameter it shadows, `const BITS: u32 = Self::BITS;` another
+    /// impl's constant), and the answer is `None`. Every evaluator that follows names goes
+    /// through here, so that no cycle of names can make it recurse without end.
+    pub fn follow<R>(&self, value: &'a Expr, f: impl FnOnce(&'a Expr) -> Option<R>) -> Option<R> {
+        let key = std::ptr::from_ref(value) as usize;
+        if self.following.borrow().contains(&key) {
+            return None;
+        }
+        self.following.borrow_mut().push(key);
+        let answer = f(value);
+        self.following.borrow_mut().pop();
+        answer
+    }
+
+    /// [`FileScope::follow`] of the constant named by `path`.
+    pub fn follow_constant<R>(
+        &self,
+        path: &syn::Path,
+        f: impl FnOnce(&'a Expr) -> Option<R>,
+    ) -> Option<R> {
+        self.follow(self.constant(path)?, f)
+    }
+
     fn add_use(&mut self, prefix: &mut Vec<String>, tree: &UseTree) {
+        let _guard = crate::budget::enter();
         match tree {
             UseTree::Path(p) => {
                 prefix.push(p.ident.to_string());
@@ -178,21 +217,25 @@ impl<'a> Visit<'a> for FileScope<'a> {
     }
 
     fn visit_item_const(&mut self, node: &'a ItemConst) {
+        let _guard = crate::budget::enter();
         self.consts.insert(node.ident.to_string(), &node.expr);
         syn::visit::visit_item_const(self, node);
     }
 
     fn visit_item_static(&mut self, node: &'a ItemStatic) {
+        let _guard = crate::budget::enter();
         self.consts.insert(node.ident.to_string(), &node.expr);
         syn::visit::visit_item_static(self, node);
     }
 
     fn visit_impl_item_const(&mut self, node: &'a syn::ImplItemConst) {
+        let _guard = crate::budget::enter();
         self.consts.insert(node.ident.to_string(), &node.expr);
         syn::visit::visit_impl_item_const(self, node);
     }
 
     fn visit_item_fn(&mut self, node: &'a ItemFn) {
+        let _guard = crate::budget::enter();
         self.fns
             .entry(node.sig.ident.to_string())
             .or_default()
@@ -205,6 +248,7 @@ impl<'a> Visit<'a> for FileScope<'a> {
     }
 
     fn visit_impl_item_fn(&mut self, node: &'a ImplItemFn) {
+        let _guard = crate::budget::enter();
         self.fns
             .entry(node.sig.ident.to_string())
             .or_default()
@@ -217,6 +261,7 @@ impl<'a> Visit<'a> for FileScope<'a> {
     }
 
     fn visit_trait_item_fn(&mut self, node: &'a syn::TraitItemFn) {
+        let _guard = crate::budget::enter();
         if let Some(block) = &node.default {
             self.fns
                 .entry(node.sig.ident.to_string())
@@ -231,6 +276,7 @@ impl<'a> Visit<'a> for FileScope<'a> {
     }
 
     fn visit_path(&mut self, p: &'a syn::Path) {
+        let _guard = crate::budget::enter();
         if p.segments.len() > 1 {
             self.roots.insert(p.segments[0].ident.to_string());
         }

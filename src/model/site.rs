@@ -25,10 +25,7 @@ pub fn extract(file: &syn::File, index: &LineIndex<'_>, ext: &super::Extensions)
     let mut bodies = Vec::new();
     macro_bodies(&file.items, &mut bodies, 0);
     let files: Vec<&syn::File> = std::iter::once(file).chain(bodies.iter()).collect();
-    let mut scope = FileScope {
-        ext: ext.clone(),
-        ..FileScope::default()
-    };
+    let mut scope = FileScope::new(ext.clone());
     let mut timeouts = TimeoutCalls::default();
     for f in &files {
         scope.visit_file(f);
@@ -59,6 +56,7 @@ pub fn extract(file: &syn::File, index: &LineIndex<'_>, ext: &super::Extensions)
 /// The bodies of item-position macro invocations that parse as items (not `macro_rules!`
 /// definitions, whose `$x` fragments are not Rust yet), nested ones included.
 fn macro_bodies(items: &[syn::Item], out: &mut Vec<syn::File>, depth: usize) {
+    let _guard = crate::budget::enter();
     if depth > 4 {
         return;
     }
@@ -94,6 +92,7 @@ struct TimeoutCalls {
 
 impl<'a> Visit<'a> for TimeoutCalls {
     fn visit_expr_call(&mut self, c: &'a syn::ExprCall) {
+        let _guard = crate::budget::enter();
         if names::callee_path(&c.func)
             .and_then(names::last)
             .is_some_and(|n| is_timeout_fn(&n))
@@ -111,6 +110,7 @@ impl<'a> Visit<'a> for TimeoutCalls {
     }
 
     fn visit_expr_method_call(&mut self, m: &'a syn::ExprMethodCall) {
+        let _guard = crate::budget::enter();
         if is_timeout_fn(&m.method.to_string()) {
             if let Some(n) = called_fn_name(&m.receiver) {
                 self.fns.insert(n);
@@ -128,6 +128,7 @@ fn is_timeout_fn(name: &str) -> bool {
 }
 
 fn plain_ident(e: &Expr) -> Option<String> {
+    let _guard = crate::budget::enter();
     match e {
         Expr::Path(p) if p.path.segments.len() == 1 => Some(p.path.segments[0].ident.to_string()),
         Expr::Reference(r) => plain_ident(&r.expr),
@@ -142,6 +143,7 @@ fn plain_ident(e: &Expr) -> Option<String> {
 
 /// `self.fetch(x)`, `fetch(x)`, `fetch(x).await`: the called function's name.
 fn called_fn_name(e: &Expr) -> Option<String> {
+    let _guard = crate::budget::enter();
     match e {
         Expr::Call(c) => names::callee_path(&c.func).and_then(names::last),
         Expr::MethodCall(m) => Some(m.method.to_string()),
@@ -166,6 +168,7 @@ struct Builder<'a, 'c> {
 
 impl<'a> Builder<'a, '_> {
     fn function(&mut self, f: LocalFn<'a>) {
+        let _guard = crate::budget::enter();
         // What the body binds is only worked out for a function that has something to look at
         // (most functions have no loop, retry call or policy).
         let lazy_locals = std::cell::OnceCell::new();
@@ -248,13 +251,12 @@ impl<'a> Builder<'a, '_> {
             if matches!(site.kind, SiteKind::Helper | SiteKind::Policy) {
                 continue;
             }
-            let fn_text = fn_text
-                .get_or_insert_with(|| quote::ToTokens::to_token_stream(f.block).to_string());
+            let fn_text = fn_text.get_or_insert_with(|| names::text(f.block));
             site.reads_retry_after |= reads_retry_after(fn_text)
                 || site.calls.iter().any(|(callee, _)| {
-                    self.scope.function(callee).is_some_and(|g| {
-                        reads_retry_after(&quote::ToTokens::to_token_stream(g.block).to_string())
-                    })
+                    self.scope
+                        .function(callee)
+                        .is_some_and(|g| reads_retry_after(&names::text(g.block)))
                 });
             site.sends_key |= mentions_key(fn_text);
         }
@@ -270,6 +272,7 @@ impl<'a> Builder<'a, '_> {
         fn_name: &str,
         in_timeout: bool,
     ) -> Option<RetrySite> {
+        let _guard = crate::budget::enter();
         let (body, label, head, start, extra_counters, loop_vars) = match l {
             Expr::Loop(x) => (
                 &x.body,
@@ -448,6 +451,7 @@ impl<'a> Builder<'a, '_> {
         locals: &Locals<'a>,
         in_timeout: bool,
     ) -> Bound {
+        let _guard = crate::budget::enter();
         let header = match l {
             Expr::ForLoop(f) => for_bound(&f.expr),
             Expr::While(w) => match &*w.cond {
@@ -490,6 +494,7 @@ impl<'a> Builder<'a, '_> {
         enter_async: bool,
         longest: &dyn Fn(Option<&'a Expr>) -> Option<f64>,
     ) -> Vec<Delay> {
+        let _guard = crate::budget::enter();
         let mut finder = SleepFinder {
             scope: self.scope,
             sleeps: Vec::new(),
@@ -549,6 +554,7 @@ impl<'a> Builder<'a, '_> {
         args: &[&'a Expr],
         values: &ValueCx<'a, '_>,
     ) -> Option<(Taint, bool)> {
+        let _guard = crate::budget::enter();
         let f = self.scope.function(name)?;
         // Only a small waiting helper (`backoff(attempt).await`), not a function with loops of its
         // own (its sleeps belong to its own retry site) and not the function itself.
@@ -584,6 +590,7 @@ impl<'a> Builder<'a, '_> {
     }
 
     fn statuses(&self, result: &FlowResult, body: &'a Block) -> Vec<StatusRetry> {
+        let _guard = crate::budget::enter();
         // The status is handed to a function this file cannot see, which decides whether to go
         // again (`match strategy.test(last_status, ..)`): the classification is elsewhere.
         if delegates_status(body, self.scope) {
@@ -664,6 +671,7 @@ impl<'a> Builder<'a, '_> {
     /// status from 400), or a function of this file that returns an error when a status test
     /// fails (`if !resp.status().is_success() { return Err(..) }`, `error_for_status()?`).
     fn errors_from_statuses(&self, op: &str) -> Option<(StatusSet, String)> {
+        let _guard = crate::budget::enter();
         let ureq = self.scope.roots.contains("ureq")
             || self
                 .scope
@@ -709,6 +717,7 @@ impl<'a> Builder<'a, '_> {
         locals: &dyn Fn() -> &'l Locals<'a>,
         deadline: bool,
     ) -> Option<RetrySite> {
+        let _guard = crate::budget::enter();
         let name = f.sig.ident.to_string();
         if !calls_itself(f.block, &name) {
             return None;
@@ -759,7 +768,7 @@ impl<'a> Builder<'a, '_> {
             || f.sig
                 .inputs
                 .iter()
-                .any(|i| names::is_retry_word(&quote::ToTokens::to_token_stream(i).to_string()));
+                .any(|i| names::is_retry_word(&names::text(i)));
         if delays.is_empty() && counters.is_empty() && !retry_named {
             return None;
         }
@@ -798,15 +807,13 @@ impl<'a> Builder<'a, '_> {
 fn is_test_attr(attrs: &[syn::Attribute]) -> bool {
     attrs.iter().any(|a| {
         names::last(a.path()).as_deref() == Some("test")
-            || (a.path().is_ident("cfg")
-                && quote::ToTokens::to_token_stream(&a.meta)
-                    .to_string()
-                    .contains("test"))
+            || (a.path().is_ident("cfg") && names::text(&a.meta).contains("test"))
     })
 }
 
 impl<'a> Visit<'a> for Builder<'a, '_> {
     fn visit_item_mod(&mut self, node: &'a syn::ItemMod) {
+        let _guard = crate::budget::enter();
         let test = is_test_attr(&node.attrs);
         self.test_depth += usize::from(test);
         syn::visit::visit_item_mod(self, node);
@@ -814,6 +821,7 @@ impl<'a> Visit<'a> for Builder<'a, '_> {
     }
 
     fn visit_item_fn(&mut self, node: &'a syn::ItemFn) {
+        let _guard = crate::budget::enter();
         self.function(LocalFn {
             sig: &node.sig,
             block: &node.block,
@@ -823,6 +831,7 @@ impl<'a> Visit<'a> for Builder<'a, '_> {
     }
 
     fn visit_impl_item_fn(&mut self, node: &'a syn::ImplItemFn) {
+        let _guard = crate::budget::enter();
         self.function(LocalFn {
             sig: &node.sig,
             block: &node.block,
@@ -832,6 +841,7 @@ impl<'a> Visit<'a> for Builder<'a, '_> {
     }
 
     fn visit_trait_item_fn(&mut self, node: &'a syn::TraitItemFn) {
+        let _guard = crate::budget::enter();
         if let Some(block) = &node.default {
             self.function(LocalFn {
                 sig: &node.sig,
@@ -927,7 +937,7 @@ impl AttemptFacts {
         let mut v = AttemptVisitor::new(scope, index, true);
         v.locals = locals;
         v.visit_block(body);
-        v.finish(&quote::ToTokens::to_token_stream(body).to_string())
+        v.finish(&names::text(body))
     }
 
     fn of_expr<'a>(
@@ -936,10 +946,11 @@ impl AttemptFacts {
         index: &LineIndex<'a>,
         locals: Option<&Locals<'a>>,
     ) -> Self {
+        let _guard = crate::budget::enter();
         let mut v = AttemptVisitor::new(scope, index, true);
         v.locals = locals;
         v.visit_expr(body);
-        v.finish(&quote::ToTokens::to_token_stream(body).to_string())
+        v.finish(&names::text(body))
     }
 }
 
@@ -980,9 +991,7 @@ impl<'a, 'c> AttemptVisitor<'a, 'c> {
             .and_then(|k| locals.lets.get(&k))
             .is_some_and(|inits| {
                 inits.iter().any(|init| {
-                    let t = quote::ToTokens::to_token_stream(*init)
-                        .to_string()
-                        .to_ascii_lowercase();
+                    let t = names::text(*init).to_ascii_lowercase();
                     [
                         "token", "oauth", "auth", "login", "graphql", "search", "query",
                     ]
@@ -1014,6 +1023,7 @@ impl<'a, 'c> AttemptVisitor<'a, 'c> {
     /// A call to a function of this file that builds a write (`order_request(..)` returning a
     /// `client.post(..)`): the write is made here.
     fn local_write(&self, name: &str) -> bool {
+        let _guard = crate::budget::enter();
         if !self.follow {
             return false;
         }
@@ -1062,9 +1072,7 @@ const MESSAGING_CRATES: &[&str] = &[
 
 /// Receivers that publish to a queue or a log (`producer.send(record)`).
 fn is_queue_receiver(e: &Expr) -> bool {
-    let t = quote::ToTokens::to_token_stream(e)
-        .to_string()
-        .to_ascii_lowercase();
+    let t = names::text(e).to_ascii_lowercase();
     [
         "producer",
         "queue",
@@ -1088,9 +1096,7 @@ fn is_queue_receiver(e: &Expr) -> bool {
 /// A SQL statement that inserts and is not idempotent when resent (not `ON CONFLICT DO
 /// NOTHING`, `INSERT IGNORE`, `ON DUPLICATE KEY`, `INSERT OR IGNORE/REPLACE`).
 fn is_insert_sql(e: &Expr) -> bool {
-    let t = quote::ToTokens::to_token_stream(e)
-        .to_string()
-        .to_ascii_lowercase();
+    let t = names::text(e).to_ascii_lowercase();
     let s = t.trim_start_matches(['"', 'r', '#', ' ']);
     s.starts_with("insert")
         && ![
@@ -1106,6 +1112,7 @@ fn is_insert_sql(e: &Expr) -> bool {
 
 /// Whether a method chain starts from `query("INSERT ..")` (sqlx, diesel's `sql_query`).
 fn chain_inserts(e: &Expr) -> bool {
+    let _guard = crate::budget::enter();
     match e {
         Expr::MethodCall(m) => chain_inserts(&m.receiver),
         Expr::Call(c) => {
@@ -1125,7 +1132,7 @@ fn is_read_like_post(m: &syn::ExprMethodCall) -> bool {
     let target = m
         .args
         .first()
-        .map(|a| quote::ToTokens::to_token_stream(a).to_string())
+        .map(names::text)
         .unwrap_or_default()
         .to_ascii_lowercase();
     [
@@ -1138,6 +1145,7 @@ fn is_read_like_post(m: &syn::ExprMethodCall) -> bool {
 
 impl<'a> Visit<'a> for AttemptVisitor<'a, '_> {
     fn visit_expr(&mut self, e: &'a Expr) {
+        let _guard = crate::budget::enter();
         match e {
             Expr::MethodCall(m) => {
                 let name = m.method.to_string();
@@ -1241,9 +1249,7 @@ fn retry_attribute(attrs: &[syn::Attribute]) -> Option<RetryAttr> {
             _ => return None,
         };
         // `#[retryable(attempts = 1)]` makes a single attempt.
-        let args = quote::ToTokens::to_token_stream(&a.meta)
-            .to_string()
-            .replace(' ', "");
+        let args = names::text(&a.meta).replace(' ', "");
         if args.contains("attempts=1,") || args.contains("attempts=1)") {
             return None;
         }
@@ -1288,6 +1294,7 @@ fn is_retry_shape(r: &FlowResult) -> bool {
 
 /// `while res.is_err()` / `while let Err(_) = op()`: the body runs on failure.
 fn while_outcome(cond: &Expr) -> Outcome {
+    let _guard = crate::budget::enter();
     match cond {
         Expr::Let(l) => super::flow::pat_outcome(&l.pat).unwrap_or(Outcome::Neutral),
         Expr::MethodCall(m) if m.method == "is_err" => Outcome::Failure,
@@ -1310,6 +1317,7 @@ fn while_outcome(cond: &Expr) -> Outcome {
 
 /// `for _ in 0..n`, `for attempt in 1..=MAX`, `.enumerate()`: the loop variable counts attempts.
 fn counts_attempts(iter: &Expr) -> bool {
+    let _guard = crate::budget::enter();
     match iter {
         Expr::Range(_) => true,
         Expr::Paren(p) => counts_attempts(&p.expr),
@@ -1326,9 +1334,7 @@ fn counts_attempts(iter: &Expr) -> bool {
 /// A `for` iterable that is a delay schedule (an array or vec of durations, a `.take(n)` of a
 /// strategy) rather than a list of alternatives.
 fn is_schedule_iter(iter: &Expr) -> bool {
-    let text = quote::ToTokens::to_token_stream(iter)
-        .to_string()
-        .to_ascii_lowercase();
+    let text = names::text(iter).to_ascii_lowercase();
     text.contains("delay")
         || text.contains("backoff")
         || text.contains("duration")
@@ -1339,6 +1345,7 @@ fn is_schedule_iter(iter: &Expr) -> bool {
 }
 
 fn for_bound(iter: &Expr) -> Option<BoundKind> {
+    let _guard = crate::budget::enter();
     match iter {
         Expr::Range(r) => r.end.as_ref().map(|_| BoundKind::Range),
         Expr::Paren(p) => for_bound(&p.expr),
@@ -1375,6 +1382,7 @@ fn attempt_limit(
     }
     impl<'ast> Visit<'ast> for C<'_, '_, '_> {
         fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
+            let _guard = crate::budget::enter();
             // The counter, possibly with an offset: `attempt`, `attempt + 1`, `retries - 1`.
             let is_counter =
                 |e: &Expr| place_key(e).is_some_and(|k| self.facts.counters.contains(&k));
@@ -1418,6 +1426,7 @@ fn attempt_limit(
         }
         fn visit_item(&mut self, _: &'ast syn::Item) {}
     }
+    let _guard = crate::budget::enter();
     let est = super::estimate::Estimator {
         file: scope,
         locals,
@@ -1560,7 +1569,7 @@ fn hoist_fix(
     let init_span = index.of(&*init.expr);
     let makes_key = init_span.start == key.start || matches!(&*init.expr, Expr::Macro(_));
     // Names bound in the loop, also inside format strings (`format!("{attempt}")`).
-    let text = quote::ToTokens::to_token_stream(&*init.expr).to_string();
+    let text = names::text(&*init.expr);
     let uses_inner = text
         .split(|c: char| !c.is_alphanumeric() && c != '_')
         .any(|w| inner.iter().any(|n| n == w));
@@ -1608,7 +1617,7 @@ fn hoist_fix(
 
 /// Whether the loop calls something that logs in again or refreshes a token.
 fn calls_reauth(body: &Block) -> bool {
-    let text = quote::ToTokens::to_token_stream(body).to_string();
+    let text = names::text(body);
     text.split(|c: char| !c.is_alphanumeric() && c != '_')
         .any(|w| {
             let w = w.to_ascii_lowercase();
@@ -1645,7 +1654,7 @@ fn delegates_status(body: &Block, scope: &FileScope<'_>) -> bool {
     }
     impl D<'_, '_> {
         fn statusy(&self, e: &Expr) -> bool {
-            let t = quote::ToTokens::to_token_stream(e).to_string();
+            let t = names::text(e);
             names::is_status_text(&t)
                 || self
                     .status_places
@@ -1653,6 +1662,7 @@ fn delegates_status(body: &Block, scope: &FileScope<'_>) -> bool {
                     .any(|p| super::values::mentions(e, p))
         }
         fn decides(&mut self, e: &Expr) {
+            let _guard = crate::budget::enter();
             let (name, args): (Option<String>, Vec<&Expr>) = match e {
                 Expr::Call(c) => (
                     names::callee_path(&c.func).and_then(names::last),
@@ -1690,25 +1700,26 @@ fn delegates_status(body: &Block, scope: &FileScope<'_>) -> bool {
     }
     impl<'ast> Visit<'ast> for D<'_, '_> {
         fn visit_expr_if(&mut self, i: &'ast syn::ExprIf) {
+            let _guard = crate::budget::enter();
             self.decides(&i.cond);
             syn::visit::visit_expr_if(self, i);
         }
         fn visit_expr_match(&mut self, m: &'ast syn::ExprMatch) {
+            let _guard = crate::budget::enter();
             self.decides(&m.expr);
             syn::visit::visit_expr_match(self, m);
         }
         fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
         fn visit_item(&mut self, _: &'ast syn::Item) {}
     }
+    let _guard = crate::budget::enter();
     let facts = LoopFacts::collect(body, &[]);
     let status_places = facts
         .mutations
         .iter()
         .filter(|(_, ms)| {
             ms.iter().any(|m| match m {
-                super::values::Mutation::Assign(e) => {
-                    names::is_status_text(&quote::ToTokens::to_token_stream(*e).to_string())
-                }
+                super::values::Mutation::Assign(e) => names::is_status_text(&names::text(*e)),
                 super::values::Mutation::Compound(..) => false,
             })
         })
@@ -1732,8 +1743,9 @@ struct StatusErrors<'e, 'a, 'c> {
 
 impl<'ast> Visit<'ast> for StatusErrors<'_, '_, '_> {
     fn visit_expr_if(&mut self, i: &'ast syn::ExprIf) {
+        let _guard = crate::budget::enter();
         if let Some(sets) = self.eval.cond(&i.cond) {
-            let then = quote::ToTokens::to_token_stream(&i.then_branch).to_string();
+            let then = names::text(&i.then_branch);
             if then.contains("Err") || then.contains("bail") {
                 self.set = self.set.union(sets.then);
             }
@@ -1742,6 +1754,7 @@ impl<'ast> Visit<'ast> for StatusErrors<'_, '_, '_> {
     }
 
     fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+        let _guard = crate::budget::enter();
         if m.method == "error_for_status" || m.method == "error_for_status_ref" {
             self.set = self.set.union(StatusSet::range(400, 599));
         }
@@ -1764,9 +1777,7 @@ fn follows_pointer(
         !facts.counters.contains(key)
             && muts.iter().any(|m| match m {
                 super::values::Mutation::Assign(rhs) => {
-                    let t = quote::ToTokens::to_token_stream(*rhs)
-                        .to_string()
-                        .to_ascii_lowercase();
+                    let t = names::text(*rhs).to_ascii_lowercase();
                     t.split(|c: char| !c.is_alphanumeric() && c != '_')
                         .any(|w| {
                             matches!(
@@ -1801,12 +1812,14 @@ fn passed_to_call(body: &Block, key: &str) -> bool {
     }
     impl<'ast> Visit<'ast> for P<'_> {
         fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            let _guard = crate::budget::enter();
             if m.args.iter().any(|a| super::values::mentions(a, self.key)) {
                 self.found = true;
             }
             syn::visit::visit_expr_method_call(self, m);
         }
         fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+            let _guard = crate::budget::enter();
             if c.args.iter().any(|a| super::values::mentions(a, self.key)) {
                 self.found = true;
             }
@@ -1821,6 +1834,7 @@ fn passed_to_call(body: &Block, key: &str) -> bool {
 
 /// `names`, and the `let`s of `body` computed from them (`let body = Request { model, .. }`).
 fn derived_names(body: &Block, names: &[String]) -> Vec<String> {
+    let _guard = crate::budget::enter();
     let mut out = names.to_vec();
     for stmt in &body.stmts {
         if let syn::Stmt::Local(l) = stmt {
@@ -1850,7 +1864,7 @@ fn logs_and_does_io(l: &Expr, result: &FlowResult) -> bool {
     if !io {
         return false;
     }
-    let text = quote::ToTokens::to_token_stream(l).to_string();
+    let text = names::text(l);
     text.split(|c: char| !c.is_alphanumeric() && c != '_')
         .any(|w| {
             matches!(
@@ -1869,7 +1883,7 @@ fn mentions_retry_words(l: &Expr, fn_name: &str) -> bool {
         return true;
     }
     // Variables, functions, fields and log text; not type names (`RetryError` in a regex engine).
-    let text = quote::ToTokens::to_token_stream(l).to_string();
+    let text = names::text(l);
     text.split(|c: char| !c.is_alphanumeric() && c != '_')
         .filter(|w| !w.chars().next().is_some_and(char::is_uppercase))
         .any(names::is_retry_word)
@@ -1884,6 +1898,7 @@ fn tests_error_for_status(result: &FlowResult, body: &Block, index: &LineIndex<'
     }
     impl<'ast> Visit<'ast> for L<'_> {
         fn visit_local(&mut self, l: &'ast syn::Local) {
+            let _guard = crate::budget::enter();
             let mut names = Vec::new();
             pat_bindings(&l.pat, &mut names);
             if let Some(init) = &l.init {
@@ -1912,7 +1927,7 @@ fn tests_error_for_status(result: &FlowResult, body: &Block, index: &LineIndex<'
 }
 
 fn calls_method_expr(e: &Expr, name: &str) -> bool {
-    let t = quote::ToTokens::to_token_stream(e).to_string();
+    let t = names::text(e);
     t.contains(name)
 }
 
@@ -1922,6 +1937,7 @@ fn contains_loop(body: &Block) -> bool {
     }
     impl<'ast> Visit<'ast> for C {
         fn visit_expr(&mut self, e: &'ast Expr) {
+            let _guard = crate::budget::enter();
             if matches!(e, Expr::Loop(_) | Expr::While(_) | Expr::ForLoop(_)) {
                 self.found = true;
             } else if !self.found {
@@ -1942,6 +1958,7 @@ fn calls_itself(body: &Block, name: &str) -> bool {
     }
     impl<'ast> Visit<'ast> for C<'_> {
         fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+            let _guard = crate::budget::enter();
             if let Some(p) = names::callee_path(&c.func) {
                 let segs = names::segments(p);
                 if matches!(segs.as_slice(), [one] if one == self.name)
@@ -1953,6 +1970,7 @@ fn calls_itself(body: &Block, name: &str) -> bool {
             syn::visit::visit_expr_call(self, c);
         }
         fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            let _guard = crate::budget::enter();
             if m.method == self.name
                 && matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self"))
             {
@@ -1977,6 +1995,7 @@ fn recursive_arg_mutations<'a>(f: LocalFn<'a>, name: &str, facts: &mut LoopFacts
     }
     impl<'a> Visit<'a> for S<'a, '_> {
         fn visit_expr_call(&mut self, c: &'a syn::ExprCall) {
+            let _guard = crate::budget::enter();
             if let Some(p) = names::callee_path(&c.func) {
                 let segs = names::segments(p);
                 if matches!(segs.as_slice(), [one] if one == self.name)
@@ -1988,6 +2007,7 @@ fn recursive_arg_mutations<'a>(f: LocalFn<'a>, name: &str, facts: &mut LoopFacts
             syn::visit::visit_expr_call(self, c);
         }
         fn visit_expr_method_call(&mut self, m: &'a syn::ExprMethodCall) {
+            let _guard = crate::budget::enter();
             if m.method == self.name
                 && matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self"))
             {
@@ -1997,6 +2017,7 @@ fn recursive_arg_mutations<'a>(f: LocalFn<'a>, name: &str, facts: &mut LoopFacts
         }
         fn visit_item(&mut self, _: &'a syn::Item) {}
     }
+    let _guard = crate::budget::enter();
     let mut s = S {
         name,
         calls: Vec::new(),
@@ -2071,6 +2092,7 @@ fn is_retry_helper(name: &str) -> bool {
 
 impl<'a> Visit<'a> for LoopFinder<'a, '_> {
     fn visit_local(&mut self, l: &'a syn::Local) {
+        let _guard = crate::budget::enter();
         let mut bound = Vec::new();
         pat_bindings(&l.pat, &mut bound);
         if bound.iter().any(|b| self.timeout_vars.contains(b)) {
@@ -2083,6 +2105,7 @@ impl<'a> Visit<'a> for LoopFinder<'a, '_> {
     }
 
     fn visit_expr(&mut self, e: &'a Expr) {
+        let _guard = crate::budget::enter();
         match e {
             Expr::Loop(_) | Expr::While(_) | Expr::ForLoop(_) => {
                 self.loops.push((e, self.timeout_depth > 0, self.in_async));
@@ -2180,6 +2203,7 @@ fn is_blocking_path(full: &[String]) -> bool {
 
 impl<'a> Visit<'a> for SleepFinder<'a, '_> {
     fn visit_expr(&mut self, e: &'a Expr) {
+        let _guard = crate::budget::enter();
         match e {
             Expr::Async(a) if self.enter_async => self.visit_block(&a.block),
             Expr::Closure(_)

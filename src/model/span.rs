@@ -76,9 +76,12 @@ impl<'a> LineIndex<'a> {
         }
     }
 
-    /// The file span of a syntax node.
+    /// The file span of a syntax node. `syn` finds it by writing the node out as tokens, so it
+    /// costs the node's length, spent from the file's work budget ([`crate::budget::spend`]).
     pub fn of<T: Spanned + ?Sized>(&self, node: &T) -> Span {
-        self.span(node.span())
+        let span = self.span(node.span());
+        crate::budget::spend((span.end - span.start) as u64);
+        span
     }
 
     /// The file span from the start of `a` to the end of `b`.

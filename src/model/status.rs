@@ -23,10 +23,6 @@ pub struct StatusEval<'a, 'c> {
     pub depth: usize,
 }
 
-fn text(e: &impl quote::ToTokens) -> String {
-    e.to_token_stream().to_string()
-}
-
 impl StatusEval<'_, '_> {
     /// Whether an expression holds an HTTP status (by how it reads, or what it was bound to).
     #[must_use]
@@ -35,7 +31,8 @@ impl StatusEval<'_, '_> {
     }
 
     fn is_status_expr_in(&self, e: &Expr, depth: usize) -> bool {
-        let t = text(e);
+        let _guard = crate::budget::enter();
+        let t = names::text(e);
         if names::is_status_text(&t) {
             return true;
         }
@@ -47,7 +44,11 @@ impl StatusEval<'_, '_> {
                 }
                 if depth < 3 {
                     if let Some(inits) = self.locals.lets.get(&id) {
-                        return inits.iter().any(|i| self.is_status_expr_in(i, depth + 1));
+                        return inits.iter().any(|i| {
+                            self.file
+                                .follow(i, |i| Some(self.is_status_expr_in(i, depth + 1)))
+                                == Some(true)
+                        });
                     }
                 }
             }
@@ -72,15 +73,15 @@ impl StatusEval<'_, '_> {
     /// `StatusCode::from_u16(429).unwrap()`, `Some(StatusCode::OK)`, `StatusCode::OK.as_u16()`.
     #[must_use]
     pub fn code(&self, e: &Expr) -> Option<u16> {
+        let _guard = crate::budget::enter();
         match e {
             Expr::Lit(l) => match &l.lit {
                 Lit::Int(i) => status_literal(i),
                 _ => None,
             },
-            Expr::Path(p) => self.status_path_code(&p.path).or_else(|| {
-                let c = self.file.constant(&p.path)?;
-                self.code(c)
-            }),
+            Expr::Path(p) => self
+                .status_path_code(&p.path)
+                .or_else(|| self.file.follow_constant(&p.path, |c| self.code(c))),
             Expr::Call(c) => {
                 let last = names::callee_path(&c.func).and_then(names::last)?;
                 match last.as_str() {
@@ -119,11 +120,12 @@ impl StatusEval<'_, '_> {
 
     /// Whether an expression is written with a `StatusCode` constant.
     fn names_status_code(&self, e: &Expr) -> bool {
+        let _guard = crate::budget::enter();
         match e {
             Expr::Path(p) => self.status_path_code(&p.path).is_some(),
             Expr::Call(c) => {
                 c.args.first().is_some_and(|a| self.names_status_code(a))
-                    || text(&c.func).contains("StatusCode")
+                    || names::text(&c.func).contains("StatusCode")
             }
             Expr::MethodCall(m) => self.names_status_code(&m.receiver),
             Expr::Paren(p) => self.names_status_code(&p.expr),
@@ -136,6 +138,7 @@ impl StatusEval<'_, '_> {
     /// patterns about something else.
     #[must_use]
     pub fn pattern(&self, pat: &Pat) -> Option<StatusSet> {
+        let _guard = crate::budget::enter();
         match pat {
             Pat::Lit(l) => match &l.lit {
                 Lit::Int(i) => status_literal(i).map(StatusSet::single),
@@ -161,7 +164,7 @@ impl StatusEval<'_, '_> {
             }
             Pat::Path(p) => self
                 .status_path_code(&p.path)
-                .or_else(|| self.file.constant(&p.path).and_then(|c| self.code(c)))
+                .or_else(|| self.file.follow_constant(&p.path, |c| self.code(c)))
                 .map(StatusSet::single),
             Pat::Or(o) => {
                 let mut s = StatusSet::empty();
@@ -189,6 +192,7 @@ impl StatusEval<'_, '_> {
     /// The statuses for which `cond` holds and fails, when it tests a status.
     #[must_use]
     pub fn cond(&self, cond: &Expr) -> Option<Sets> {
+        let _guard = crate::budget::enter();
         let atom = |s: StatusSet| {
             Some(Sets {
                 then: s,
@@ -280,6 +284,7 @@ impl StatusEval<'_, '_> {
     }
 
     fn method_cond(&self, m: &syn::ExprMethodCall) -> Option<StatusSet> {
+        let _guard = crate::budget::enter();
         let name = m.method.to_string();
         match name.as_str() {
             "is_success" => Some(StatusSet::range(200, 299)),
@@ -316,6 +321,7 @@ impl StatusEval<'_, '_> {
     }
 
     fn classifier_call_method(&self, m: &syn::ExprMethodCall) -> Option<StatusSet> {
+        let _guard = crate::budget::enter();
         let name = m.method.to_string();
         self.follow(&name, m.args.iter())
     }
@@ -325,6 +331,7 @@ impl StatusEval<'_, '_> {
         func: &Expr,
         args: I,
     ) -> Option<StatusSet> {
+        let _guard = crate::budget::enter();
         let name = names::callee_path(func).and_then(names::last)?;
         self.follow(&name, args)
     }
@@ -332,6 +339,7 @@ impl StatusEval<'_, '_> {
     /// `is_retryable(status)`: follows a local predicate one level, its parameter standing for
     /// the status.
     fn follow<'e, I: Iterator<Item = &'e Expr>>(&self, name: &str, args: I) -> Option<StatusSet> {
+        let _guard = crate::budget::enter();
         if self.depth > 0 {
             return None;
         }
@@ -343,7 +351,7 @@ impl StatusEval<'_, '_> {
         let typed = f.typed_params();
         let mut params = Vec::new();
         for (i, t) in typed.iter().enumerate() {
-            let ty = text(&*t.ty);
+            let ty = names::text(&*t.ty);
             let by_type = ty.contains("StatusCode");
             let by_arg = args.get(i).is_some_and(|a| self.is_status_expr(a));
             if by_type || by_arg {
@@ -362,7 +370,7 @@ impl StatusEval<'_, '_> {
             .block
             .stmts
             .iter()
-            .any(|st| names::is_status_text(&text(st)))
+            .any(|st| names::is_status_text(&names::text(st)))
             && inner.status_idents.is_empty()
         {
             return None;
@@ -378,6 +386,7 @@ impl StatusEval<'_, '_> {
     /// The statuses for which a bool-valued expression is `true`: a condition, or a `match` whose
     /// arms are `true`/`false`.
     fn bool_valued(&self, e: &Expr) -> Option<StatusSet> {
+        let _guard = crate::budget::enter();
         match e {
             Expr::Lit(syn::ExprLit {
                 lit: Lit::Bool(b), ..
@@ -441,11 +450,13 @@ impl StatusEval<'_, '_> {
     }
 
     fn is_status_collection(e: &Expr) -> bool {
-        names::is_status_text(&text(e)) || text(e).to_ascii_lowercase().contains("retryable")
+        names::is_status_text(&names::text(e))
+            || names::text(e).to_ascii_lowercase().contains("retryable")
     }
 
     /// `[429, 503]`, `RETRYABLE` (a const array), `(500..600)`, `&[StatusCode::X, ...]`.
     fn collection(&self, e: &Expr) -> Option<StatusSet> {
+        let _guard = crate::budget::enter();
         match e {
             Expr::Array(a) => {
                 let mut s = StatusSet::empty();
@@ -481,7 +492,7 @@ impl StatusEval<'_, '_> {
                 } else {
                     self.file.constant(&p.path)
                 }?;
-                self.collection(c)
+                self.file.follow(c, |c| self.collection(c))
             }
             Expr::MethodCall(m)
                 if matches!(

@@ -82,6 +82,7 @@ pub enum Mutation<'a> {
 /// The text key of a place: `x`, `self.delay`, `state.attempts`.
 #[must_use]
 pub fn place_key(expr: &Expr) -> Option<String> {
+    let _guard = crate::budget::enter();
     match expr {
         Expr::Path(p) if p.qself.is_none() => {
             let segs = names::segments(&p.path);
@@ -114,6 +115,7 @@ pub fn place_key(expr: &Expr) -> Option<String> {
 
 /// The identifiers bound by a pattern.
 pub fn pat_bindings(pat: &Pat, out: &mut Vec<String>) {
+    let _guard = crate::budget::enter();
     match pat {
         Pat::Ident(i) => {
             out.push(i.ident.to_string());
@@ -156,7 +158,7 @@ impl<'a> Locals<'a> {
             if let syn::FnArg::Typed(t) = input {
                 let mut names = Vec::new();
                 pat_bindings(&t.pat, &mut names);
-                let ty = quote::ToTokens::to_token_stream(&*t.ty).to_string();
+                let ty = names::text(&*t.ty);
                 for n in &names {
                     l.param_types.insert(n.clone(), ty.clone());
                 }
@@ -177,6 +179,7 @@ impl<'a> Locals<'a> {
     }
 
     fn status_bindings(&mut self, pat: &Pat, inside_status: bool) {
+        let _guard = crate::budget::enter();
         match pat {
             Pat::Ident(i) if inside_status => {
                 self.statuses.insert(i.ident.to_string());
@@ -214,6 +217,7 @@ impl<'a> Locals<'a> {
 
 impl<'a> Visit<'a> for Locals<'a> {
     fn visit_local(&mut self, node: &'a syn::Local) {
+        let _guard = crate::budget::enter();
         if let Some(init) = &node.init {
             self.bind(&node.pat, &init.expr);
         }
@@ -221,11 +225,13 @@ impl<'a> Visit<'a> for Locals<'a> {
     }
 
     fn visit_expr_let(&mut self, node: &'a syn::ExprLet) {
+        let _guard = crate::budget::enter();
         self.bind(&node.pat, &node.expr);
         syn::visit::visit_expr_let(self, node);
     }
 
     fn visit_expr_match(&mut self, node: &'a syn::ExprMatch) {
+        let _guard = crate::budget::enter();
         for arm in &node.arms {
             self.bind(&arm.pat, &node.expr);
         }
@@ -233,6 +239,7 @@ impl<'a> Visit<'a> for Locals<'a> {
     }
 
     fn visit_expr_for_loop(&mut self, node: &'a syn::ExprForLoop) {
+        let _guard = crate::budget::enter();
         let mut names = Vec::new();
         pat_bindings(&node.pat, &mut names);
         for n in names {
@@ -242,6 +249,7 @@ impl<'a> Visit<'a> for Locals<'a> {
     }
 
     fn visit_expr_closure(&mut self, node: &'a syn::ExprClosure) {
+        let _guard = crate::budget::enter();
         for input in &node.inputs {
             let mut names = Vec::new();
             pat_bindings(input, &mut names);
@@ -251,6 +259,7 @@ impl<'a> Visit<'a> for Locals<'a> {
     }
 
     fn visit_expr_call(&mut self, node: &'a syn::ExprCall) {
+        let _guard = crate::budget::enter();
         if let Some(p) = names::callee_path(&node.func) {
             let segs = names::segments(p);
             if segs
@@ -264,6 +273,7 @@ impl<'a> Visit<'a> for Locals<'a> {
     }
 
     fn visit_expr_method_call(&mut self, node: &'a syn::ExprMethodCall) {
+        let _guard = crate::budget::enter();
         let n = node.method.to_string();
         if matches!(
             n.as_str(),
@@ -287,6 +297,7 @@ pub struct LoopFacts<'a> {
 impl<'a> LoopFacts<'a> {
     /// Collects mutations in `body` (closures included: `attempts += 1` in a closure still counts).
     pub fn collect<T: VisitTarget<'a>>(body: T, extra_counters: &[String]) -> Self {
+        let _guard = crate::budget::enter();
         let mut f = LoopFacts::default();
         body.visit_with(&mut f);
         f.recount();
@@ -311,17 +322,20 @@ pub trait VisitTarget<'a> {
 
 impl<'a> VisitTarget<'a> for &'a syn::Block {
     fn visit_with(self, v: &mut LoopFacts<'a>) {
+        let _guard = crate::budget::enter();
         v.visit_block(self);
     }
 }
 
 impl<'a> VisitTarget<'a> for &'a Expr {
     fn visit_with(self, v: &mut LoopFacts<'a>) {
+        let _guard = crate::budget::enter();
         v.visit_expr(self);
     }
 }
 
 fn is_int_lit(e: &Expr) -> bool {
+    let _guard = crate::budget::enter();
     match e {
         Expr::Lit(l) => matches!(l.lit, syn::Lit::Int(_)),
         Expr::Paren(p) => is_int_lit(&p.expr),
@@ -331,6 +345,7 @@ fn is_int_lit(e: &Expr) -> bool {
 
 /// `x += 1`, `x -= 1`, `x = x + 1`, `x = x.saturating_add(1)`.
 fn is_count_step(key: &str, m: Mutation<'_>) -> bool {
+    let _guard = crate::budget::enter();
     match m {
         Mutation::Compound(BinOp::AddAssign(_) | BinOp::SubAssign(_), rhs) => is_int_lit(rhs),
         Mutation::Assign(rhs) => match rhs {
@@ -354,7 +369,7 @@ fn is_count_step(key: &str, m: Mutation<'_>) -> bool {
             Expr::Paren(p) => is_count_step(key, Mutation::Assign(&p.expr)),
             _ => {
                 // x = x.checked_add(1)?  /  x = (x + 1).min(max)
-                let text = quote::ToTokens::to_token_stream(rhs).to_string();
+                let text = names::text(rhs);
                 let k = key.replace('.', " . ");
                 (text.contains(&format!("{k} + 1")) || text.contains(&format!("{k} - 1")))
                     && !text.contains('*')
@@ -366,6 +381,7 @@ fn is_count_step(key: &str, m: Mutation<'_>) -> bool {
 
 impl<'a> Visit<'a> for LoopFacts<'a> {
     fn visit_expr_assign(&mut self, node: &'a syn::ExprAssign) {
+        let _guard = crate::budget::enter();
         if let Some(k) = place_key(&node.left) {
             self.mutations
                 .entry(k)
@@ -376,6 +392,7 @@ impl<'a> Visit<'a> for LoopFacts<'a> {
     }
 
     fn visit_expr_binary(&mut self, node: &'a syn::ExprBinary) {
+        let _guard = crate::budget::enter();
         if is_compound(node.op) {
             if let Some(k) = place_key(&node.left) {
                 self.mutations
@@ -554,11 +571,13 @@ impl<'a> ValueCx<'a, '_> {
     /// The taint of an expression.
     #[must_use]
     pub fn taint(&self, expr: &'a Expr) -> Taint {
+        let _guard = crate::budget::enter();
         let mut seen = HashSet::new();
         self.taint_in(expr, &mut seen, 0)
     }
 
     fn taint_in(&self, expr: &'a Expr, seen: &mut HashSet<String>, depth: usize) -> Taint {
+        let _guard = crate::budget::enter();
         if depth > 24 {
             return Taint::opaque();
         }
@@ -660,6 +679,7 @@ impl<'a> ValueCx<'a, '_> {
     /// Taint of an expression we do not hold a `'a` reference to (a macro's parsed body): only
     /// literals, names and simple arithmetic are looked at.
     fn taint_owned(&self, expr: &Expr, seen: &mut HashSet<String>, d: usize) -> Taint {
+        let _guard = crate::budget::enter();
         match expr {
             Expr::Lit(_) => Taint::default(),
             Expr::Path(p) => {
@@ -671,7 +691,7 @@ impl<'a> ValueCx<'a, '_> {
                 .union(self.taint_owned(&b.right, seen, d)),
             Expr::Paren(p) => self.taint_owned(&p.expr, seen, d),
             _ => {
-                let text = quote::ToTokens::to_token_stream(expr).to_string();
+                let text = names::text(expr);
                 if text
                     .split(|c: char| !c.is_alphanumeric() && c != '_')
                     .any(names::is_random_name)
@@ -693,10 +713,12 @@ impl<'a> ValueCx<'a, '_> {
         seen: &mut HashSet<String>,
         d: usize,
     ) -> Taint {
+        let _guard = crate::budget::enter();
         elems.fold(Taint::default(), |t, e| t.union(self.taint_in(e, seen, d)))
     }
 
     fn taint_block(&self, block: &'a syn::Block, seen: &mut HashSet<String>, d: usize) -> Taint {
+        let _guard = crate::budget::enter();
         match block.stmts.last() {
             Some(syn::Stmt::Expr(e, None)) => self.taint_in(e, seen, d),
             _ => Taint::default(),
@@ -710,6 +732,7 @@ impl<'a> ValueCx<'a, '_> {
         seen: &mut HashSet<String>,
         d: usize,
     ) -> Taint {
+        let _guard = crate::budget::enter();
         if path.segments.len() == 1 {
             let key = place_key(expr).unwrap_or_default();
             return self.taint_key(&key, seen, d);
@@ -740,6 +763,7 @@ impl<'a> ValueCx<'a, '_> {
     /// Taint of a named place (`delay`, `self.delay`). `seen` holds the places being evaluated
     /// (a cycle such as `delay = delay * 2` stops there).
     fn taint_key(&self, key: &str, seen: &mut HashSet<String>, d: usize) -> Taint {
+        let _guard = crate::budget::enter();
         if let Some(t) = self.params.and_then(|p| p.get(key)) {
             return *t;
         }
@@ -752,6 +776,7 @@ impl<'a> ValueCx<'a, '_> {
     }
 
     fn taint_key_inner(&self, key: &str, seen: &mut HashSet<String>, d: usize) -> Taint {
+        let _guard = crate::budget::enter();
         let mut t = Taint::default();
         if self.facts.counters.contains(key) {
             t.counter = true;
@@ -823,6 +848,7 @@ impl<'a> ValueCx<'a, '_> {
         seen: &mut HashSet<String>,
         d: usize,
     ) -> Taint {
+        let _guard = crate::budget::enter();
         match m {
             Mutation::Compound(op, rhs) => {
                 let r = self.taint_in(rhs, seen, d);
@@ -847,6 +873,7 @@ impl<'a> ValueCx<'a, '_> {
 
     /// `delay = next_delay(delay)` where `fn next_delay` of this file multiplies what it is given.
     fn grows_through_call(&self, rhs: &Expr) -> bool {
+        let _guard = crate::budget::enter();
         let name = match rhs {
             Expr::Call(c) => names::callee_path(&c.func).and_then(names::last),
             Expr::MethodCall(m) => Some(m.method.to_string()),
@@ -858,6 +885,7 @@ impl<'a> ValueCx<'a, '_> {
 
     /// Taint of one element of a `for` loop's iterable.
     fn taint_schedule(&self, iter: &'a Expr, seen: &mut HashSet<String>, d: usize) -> Taint {
+        let _guard = crate::budget::enter();
         match iter {
             Expr::Range(_) => Taint {
                 counter: true,
@@ -893,7 +921,7 @@ impl<'a> ValueCx<'a, '_> {
                 } else {
                     self.file.constant(&p.path)
                 };
-                let key = format!("schedule {}", quote::ToTokens::to_token_stream(p));
+                let key = format!("schedule {}", names::text(p));
                 match target {
                     Some(e) if seen.insert(key.clone()) => {
                         let t = self.taint_schedule(e, seen, d);
@@ -924,6 +952,7 @@ impl<'a> ValueCx<'a, '_> {
         seen: &mut HashSet<String>,
         d: usize,
     ) -> Taint {
+        let _guard = crate::budget::enter();
         let name = m.method.to_string();
         let recv = self.taint_in(&m.receiver, seen, d);
         let args = self.taint_elems(m.args.iter(), seen, d);
@@ -1024,6 +1053,7 @@ impl<'a> ValueCx<'a, '_> {
     }
 
     fn taint_call(&self, c: &'a syn::ExprCall, seen: &mut HashSet<String>, d: usize) -> Taint {
+        let _guard = crate::budget::enter();
         let args = self.taint_elems(c.args.iter(), seen, d);
         let Some(path) = names::callee_path(&c.func) else {
             return Taint {
@@ -1078,6 +1108,7 @@ impl<'a> ValueCx<'a, '_> {
     /// The taints of a local function's parameters given the arguments of a call.
     #[must_use]
     pub fn param_taints(&self, f: &LocalFn<'a>, args: &[&'a Expr]) -> HashMap<String, Taint> {
+        let _guard = crate::budget::enter();
         self.param_taints_in(f, args, &mut HashSet::new(), 0)
     }
 
@@ -1088,6 +1119,7 @@ impl<'a> ValueCx<'a, '_> {
         seen: &mut HashSet<String>,
         d: usize,
     ) -> HashMap<String, Taint> {
+        let _guard = crate::budget::enter();
         let mut params = HashMap::new();
         for (p, a) in f.typed_params().iter().zip(args) {
             let mut names = Vec::new();
@@ -1109,6 +1141,7 @@ impl<'a> ValueCx<'a, '_> {
         seen: &mut HashSet<String>,
         d: usize,
     ) -> Option<Taint> {
+        let _guard = crate::budget::enter();
         if name == self.current_fn {
             return None;
         }
@@ -1165,9 +1198,7 @@ fn branches(ts: &[Taint]) -> Taint {
 
 /// The taint of a literal schedule: growing when its elements differ, constant when all agree.
 fn schedule_of<'e, I: Iterator<Item = &'e Expr>>(elems: I) -> Taint {
-    let texts: Vec<String> = elems
-        .map(|e| quote::ToTokens::to_token_stream(e).to_string())
-        .collect();
+    let texts: Vec<String> = elems.map(names::text).collect();
     let distinct: HashSet<&String> = texts.iter().collect();
     Taint {
         growth: distinct.len() > 1,
@@ -1184,6 +1215,7 @@ pub fn mentions(expr: &Expr, key: &str) -> bool {
     }
     impl<'ast> Visit<'ast> for Finder<'_> {
         fn visit_expr(&mut self, e: &'ast Expr) {
+            let _guard = crate::budget::enter();
             if self.found {
                 return;
             }
@@ -1194,6 +1226,7 @@ pub fn mentions(expr: &Expr, key: &str) -> bool {
             syn::visit::visit_expr(self, e);
         }
     }
+    let _guard = crate::budget::enter();
     let mut f = Finder { key, found: false };
     f.visit_expr(expr);
     f.found
@@ -1211,6 +1244,7 @@ fn grows_expr(expr: &Expr) -> bool {
             }
         }
         fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            let _guard = crate::budget::enter();
             let n = m.method.to_string();
             if is_growth_method(&n)
                 || matches!(
@@ -1229,6 +1263,7 @@ fn grows_expr(expr: &Expr) -> bool {
             syn::visit::visit_expr_method_call(self, m);
         }
     }
+    let _guard = crate::budget::enter();
     let mut g = G { found: false };
     g.visit_expr(expr);
     g.found
@@ -1242,12 +1277,15 @@ pub fn returned_exprs(block: &syn::Block) -> Vec<&Expr> {
     }
     impl<'a> Visit<'a> for R<'a> {
         fn visit_expr_return(&mut self, r: &'a syn::ExprReturn) {
+            let _guard = crate::budget::enter();
             if let Some(e) = &r.expr {
                 self.out.push(e);
             }
             syn::visit::visit_expr_return(self, r);
         }
-        fn visit_expr_closure(&mut self, _: &'a syn::ExprClosure) {}
+        fn visit_expr_closure(&mut self, _: &'a syn::ExprClosure) {
+            let _guard = crate::budget::enter();
+        }
         fn visit_item(&mut self, _: &'a syn::Item) {}
     }
     let mut r = R { out: Vec::new() };

@@ -162,13 +162,15 @@ fn megabytes(bytes: u64) -> f64 {
 pub fn stats(report: &ScanReport, report_time: Duration, total: Duration) -> String {
     let stats = &report.stats;
     let counts = report.counts();
-    let (mut parse, mut decode, mut deep, mut unreadable, mut internal) = (0, 0, 0, 0, 0);
+    let (mut parse, mut decode, mut deep, mut complex, mut unreadable, mut internal) =
+        (0, 0, 0, 0, 0, 0);
     for file in &report.files {
         if let Outcome::Skipped(reason) = &file.outcome {
             match reason {
                 SkipReason::File(FileError::Parse { .. }) => parse += 1,
                 SkipReason::File(FileError::NotUtf8 { .. }) => decode += 1,
                 SkipReason::File(FileError::TooDeep) => deep += 1,
+                SkipReason::File(FileError::TooComplex(_)) => complex += 1,
                 SkipReason::File(FileError::Io(_)) | SkipReason::Walk(_) => unreadable += 1,
                 SkipReason::File(FileError::Internal(_)) | SkipReason::Internal(_) => {
                     internal += 1;
@@ -181,7 +183,8 @@ pub fn stats(report: &ScanReport, report_time: Duration, total: Duration) -> Str
     let lines = [
         format!(
             "files       {} found: {} checked, {} skipped ({parse} not parsed, {decode} not \
-             UTF-8, {deep} too deeply nested, {unreadable} unreadable, {internal} internal errors)",
+             UTF-8, {deep} too deeply nested, {complex} too complex, {unreadable} unreadable, \
+             {internal} internal errors)",
             report.files.len(),
             counts.checked,
             counts.skipped,
