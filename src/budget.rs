@@ -36,7 +36,7 @@ pub const MAX_DEPTH: u32 = 20_000;
 /// into a recursive function of the analysis ([`enter`]) and per byte of code it writes out as
 /// text ([`spend`]). Real files stay far below it (see the README's hardening section); a file
 /// beyond it is one whose analysis grows faster than its size.
-pub const WORK_PER_BYTE: u64 = 200;
+pub const WORK_PER_BYTE: u64 = 1_000;
 
 /// The work every file may do, however small.
 pub const BASE_WORK: u64 = 1_000_000;

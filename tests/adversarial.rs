@@ -3,10 +3,11 @@
 //! and closures, files that vanish or turn unreadable mid-scan, 100 000 empty files, paths
 //! with spaces and non-ASCII names, CRLF and a byte-order mark with exact JSON positions,
 //! `--strict`, the regression inputs the fuzzer found (`tests/adversarial/`), and, ignored by
-//! default, the whole corpus:
+//! default but run by `.ci/run`, a whole dependency graph (pinned by `tests/corpus/Cargo.lock`,
+//! vendored with cargo; `RETRY_AUDIT_CORPUS=DIR` scans another):
 //!
 //! ```text
-//! RETRY_AUDIT_CORPUS=/path/to/corpus cargo test --release --test adversarial -- --ignored --nocapture
+//! cargo test --release --test adversarial -- --ignored --nocapture
 //! ```
 //!
 //! Each problem file is reported with a clear reason and the scan goes on; the exit status is
@@ -117,6 +118,132 @@ fn a_hundred_thousand_nested_blocks_or_closures_are_skipped_and_the_scan_goes_on
     let findings = json_lines(&run.stdout);
     assert!(
         findings.iter().all(|f| f["path"] == "./retry.rs"),
+        "{findings:?}"
+    );
+}
+
+#[test]
+fn chains_written_without_brackets_are_as_deep_as_nesting_and_skipped_the_same_way() {
+    // Each of these once overflowed the parser's or the syntax tree's stack and aborted the
+    // whole scan: the tree is as deep as the chain, whatever the brackets say.
+    let dir = temp();
+    let n = 200_000;
+    let body = |expr: String| format!("fn f() {{ loop {{ let x = {expr}; sleep(d); }} }}\n");
+    write(dir.path(), "a_sum.rs", body(vec!["a"; n].join(" + ")));
+    write(
+        dir.path(),
+        "b_methods.rs",
+        body(format!("a{}", ".b()".repeat(n))),
+    );
+    write(
+        dir.path(),
+        "c_generics.rs",
+        format!("type T = {}u8{};\n", "Option<".repeat(n), ">".repeat(n)),
+    );
+    write(
+        dir.path(),
+        "d_else_if.rs",
+        body(format!(
+            "if a {{ 1 }} {}else {{ 2 }}",
+            "else if a { 1 } ".repeat(n)
+        )),
+    );
+    write(
+        dir.path(),
+        "e_references.rs",
+        format!("type T = {}u8;\n", "&".repeat(n)),
+    );
+    write(dir.path(), "retry.rs", RETRY);
+    let run = run(dir.path(), &["--format", "json", "--full-parse"]);
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert_eq!(
+        skipped_lines(&run.stderr),
+        [
+            "warning: skipped ./a_sum.rs: too deeply nested to analyse",
+            "warning: skipped ./b_methods.rs: too deeply nested to analyse",
+            "warning: skipped ./c_generics.rs: too deeply nested to analyse",
+            "warning: skipped ./d_else_if.rs: too deeply nested to analyse",
+            "warning: skipped ./e_references.rs: too deeply nested to analyse",
+        ]
+    );
+    assert_eq!(summary(&run.stderr), (1, 5));
+}
+
+#[test]
+fn a_match_of_thousands_of_arms_in_a_retry_loop_is_analysed_not_skipped() {
+    // Generated code can be this big, and parts of the analysis grow faster than the number of
+    // arms: within its work budget, the loop is read whole and its 4xx arms found.
+    let dir = temp();
+    let arms: String = (0..4_000)
+        .map(|i| match i % 3 {
+            0 => format!(
+                "            Err(e) if e.status() == Some({}) => std::thread::sleep(DELAY),\n",
+                400 + i % 200
+            ),
+            1 => format!("            Err(Error::Code({i})) => return 0,\n"),
+            _ => format!("            Err(Error::Io({i})) => continue,\n"),
+        })
+        .collect();
+    write(
+        dir.path(),
+        "arms.rs",
+        format!(
+            "fn f() -> u32 {{\n    loop {{\n        match op() {{\n            Ok(v) => return v,\n\
+             {arms}            Err(_) => std::thread::sleep(DELAY),\n        }}\n    }}\n}}\n"
+        ),
+    );
+    let run = run(dir.path(), &["--format", "json", "arms.rs"]);
+    assert_eq!(
+        skipped_lines(&run.stderr),
+        Vec::<&str>::new(),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(summary(&run.stderr), (1, 0));
+    let rules: std::collections::BTreeSet<String> = json_lines(&run.stdout)
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert!(rules.contains("RA004"), "{rules:?}");
+}
+
+#[test]
+fn a_file_too_complex_to_analyse_is_skipped_with_its_path_and_the_scan_goes_on() {
+    // Shallow enough to parse (a syntax depth under the limit), but 3 000 calls nested in each
+    // other inside a retry loop: the analysis of each call looks at the whole call inside it,
+    // and the file's work budget runs out.
+    let dir = temp();
+    let n = 3_000;
+    write(
+        dir.path(),
+        "nested_calls.rs",
+        format!(
+            "fn f() -> u32 {{\n    loop {{\n        let x = {}a{};\n        match op() {{\n            \
+             Ok(v) => return v,\n            Err(_) => std::thread::sleep(DELAY),\n        }}\n    \
+             }}\n}}\n",
+            "g(".repeat(n),
+            ")".repeat(n)
+        ),
+    );
+    write(dir.path(), "retry.rs", RETRY);
+    let run = run(dir.path(), &["--format", "json", "--stats"]);
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert_eq!(
+        skipped_lines(&run.stderr),
+        [
+            "warning: skipped ./nested_calls.rs: too complex to analyse: its analysis takes more \
+          than 1000 steps per byte"
+        ]
+    );
+    assert_eq!(summary(&run.stderr), (1, 1));
+    assert!(
+        run.stderr.contains("1 too complex"),
+        "--stats counts it: {}",
+        run.stderr
+    );
+    let findings = json_lines(&run.stdout);
+    assert!(
+        !findings.is_empty() && findings.iter().all(|f| f["path"] == "./retry.rs"),
         "{findings:?}"
     );
 }
@@ -637,42 +764,45 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The corpus: `RETRY_AUDIT_CORPUS`, or `../shared/corpus/fetch.sh DIR --all` into the
-/// target directory (once).
+/// The corpus: `RETRY_AUDIT_CORPUS`, or else the dependency graph pinned by
+/// `tests/corpus/Cargo.lock` (about 430 crates, 17 000 files, 6.3 M lines), vendored with cargo
+/// into the target directory once per lock file.
 fn corpus() -> PathBuf {
     if let Some(dir) = std::env::var_os("RETRY_AUDIT_CORPUS") {
         return PathBuf::from(dir);
     }
-    let dest = Path::new(env!("CARGO_TARGET_TMPDIR")).join("corpus-all");
-    if !dest.join(".fetched").exists() {
-        let fetch = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/fetch.sh");
-        let status = Command::new("bash")
-            .arg(&fetch)
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
+    let lock = fs::read(manifest.join("Cargo.lock")).expect("tests/corpus/Cargo.lock");
+    let dest = Path::new(env!("CARGO_TARGET_TMPDIR")).join("corpus-graph");
+    let stamp = dest.join(".vendored-from");
+    if fs::read(&stamp).ok().as_deref() != Some(&lock[..]) {
+        let _ = fs::remove_dir_all(&dest);
+        let status = Command::new(env!("CARGO"))
+            .args(["vendor", "--locked", "--versioned-dirs", "--quiet"])
             .arg(&dest)
-            .arg("--all")
+            .current_dir(&manifest)
+            .stdout(std::process::Stdio::null())
             .status()
-            .expect("run fetch.sh");
-        assert!(status.success(), "{} failed", fetch.display());
-        fs::write(dest.join(".fetched"), "").expect("mark the corpus fetched");
+            .expect("run cargo vendor");
+        assert!(
+            status.success(),
+            "cargo vendor in {} failed",
+            manifest.display()
+        );
+        fs::write(&stamp, &lock).expect("mark the corpus vendored");
     }
     dest
 }
 
-#[test]
-#[ignore = "minutes: the whole corpus (5.9 M lines); RETRY_AUDIT_CORPUS=DIR cargo test --release --test adversarial -- --ignored --nocapture"]
-fn the_whole_corpus_without_a_panic_and_every_skipped_file_with_a_reason() {
-    let corpus = corpus();
-    let mut expected = Vec::new();
-    rust_files(&corpus, &mut expected);
-    assert!(
-        !expected.is_empty(),
-        "no .rs file under {}",
-        corpus.display()
-    );
-
+/// Scans the whole corpus as a user would (`args` added) and checks that it ends: exit status
+/// 0 or 1, no panic of the analysis, every `.rs` file checked or listed as skipped with a
+/// reason. Prints the counts and the skipped files by reason.
+fn scan_whole_corpus(corpus: &Path, expected: usize, args: &[&str]) {
     let start = Instant::now();
-    let run: Run = binary(&corpus)
-        .args(["--format", "json", "."])
+    let run: Run = binary(corpus)
+        .args(["--format", "json"])
+        .args(args)
+        .arg(".")
         .output()
         .expect("run retry-audit over the corpus")
         .into();
@@ -680,13 +810,13 @@ fn the_whole_corpus_without_a_panic_and_every_skipped_file_with_a_reason() {
 
     assert!(
         matches!(run.code, Some(0 | 1)),
-        "exit status {:?}: {}",
+        "{args:?}: exit status {:?} (an abort is none, or 134): {}",
         run.code,
         run.stderr
     );
     assert!(
         !run.stderr.contains("internal error"),
-        "a panic in the analysis:\n{}",
+        "{args:?}: a panic in the analysis:\n{}",
         run.stderr
             .lines()
             .filter(|l| l.contains("internal error"))
@@ -696,16 +826,16 @@ fn the_whole_corpus_without_a_panic_and_every_skipped_file_with_a_reason() {
     let (checked, skipped) = summary(&run.stderr);
     assert_eq!(
         checked + skipped,
-        expected.len(),
-        "every .rs file is either checked or listed as skipped"
+        expected,
+        "{args:?}: every .rs file is either checked or listed as skipped"
     );
     let skipped_list = skipped_lines(&run.stderr);
     assert_eq!(skipped_list.len(), skipped, "one line per skipped file");
-    let mut reasons = std::collections::BTreeMap::<String, usize>::new();
+    let mut reasons = std::collections::BTreeMap::<String, Vec<&str>>::new();
     for line in &skipped_list {
         let rest = &line["warning: skipped ./".len()..];
         // `path: reason` or `path:line:col: reason`; the reason is never empty.
-        let (_, reason) = rest
+        let (path, reason) = rest
             .split_once(".rs: ")
             .or_else(|| {
                 rest.split_once(".rs:")
@@ -714,15 +844,35 @@ fn the_whole_corpus_without_a_panic_and_every_skipped_file_with_a_reason() {
             .unwrap_or_else(|| panic!("no reason in {line}"));
         assert!(!reason.trim().is_empty(), "no reason in {line}");
         let kind: String = reason.chars().take(40).collect();
-        *reasons.entry(kind).or_default() += 1;
+        reasons.entry(kind).or_default().push(path);
     }
     let findings = run.stdout.lines().count();
     eprintln!(
-        "corpus {}: {} files ({checked} checked, {skipped} skipped), {findings} findings, {took:.1?}",
+        "corpus {} {args:?}: {expected} files ({checked} checked, {skipped} skipped), {findings} \
+         findings, {took:.1?}",
         corpus.display(),
-        expected.len()
     );
-    for (reason, n) in &reasons {
-        eprintln!("  {n:6}  {reason}");
+    for (reason, paths) in &reasons {
+        eprintln!("  {:6}  {reason}", paths.len());
+        for path in paths.iter().take(5) {
+            eprintln!("            ./{path}.rs");
+        }
     }
+}
+
+#[test]
+#[ignore = "minutes: vendors and scans a whole dependency graph (6.3 M lines); run by .ci/run: cargo test --release --test adversarial -- --ignored --nocapture"]
+fn the_whole_corpus_without_a_panic_and_every_skipped_file_with_a_reason() {
+    let corpus = corpus();
+    let mut expected = Vec::new();
+    rust_files(&corpus, &mut expected);
+    assert!(
+        expected.len() > 10_000,
+        "{} .rs files under {}: not the corpus",
+        expected.len(),
+        corpus.display()
+    );
+    // As a user runs it, and with every function body parsed and analysed.
+    scan_whole_corpus(&corpus, expected.len(), &[]);
+    scan_whole_corpus(&corpus, expected.len(), &["--full-parse"]);
 }

@@ -122,3 +122,28 @@ fn a_key_made_per_attempt_of_two_retries_has_no_fix() {
     // The recursion is a retry of its own: both sites make the key per attempt.
     assert!(found.iter().any(|d| d.rule == Rule::UnboundedRetry));
 }
+
+/// Found by the fuzzer: the key's `let` repeated, the second shadowing the first. Hoisting the
+/// reported one would leave the first in the loop, still made per attempt: no fix is offered.
+#[test]
+fn a_key_that_shadows_an_earlier_binding_of_the_loop_has_no_fix() {
+    let line = "        let idempotency_key = Uuid::new_v4().to_string();\n";
+    let src = KEY_IN_LOOP.replace(line, &line.repeat(2));
+    let found = findings(&src);
+    let key = found
+        .iter()
+        .find(|d| d.rule == Rule::KeyInLoop)
+        .expect("RA005 reported");
+    assert!(key.fix.is_none(), "{key:?}");
+    // Shadowing the loop's own variable: the same.
+    let src = KEY_IN_LOOP.replace(
+        "for attempt in 0..3u32 {\n        let idempotency_key",
+        "for idempotency_key in 0..3u32 {\n        let attempt = 0;\n        let idempotency_key",
+    );
+    let found = findings(&src);
+    let key = found
+        .iter()
+        .find(|d| d.rule == Rule::KeyInLoop)
+        .expect("RA005 reported");
+    assert!(key.fix.is_none(), "{key:?}");
+}

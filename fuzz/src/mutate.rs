@@ -5,6 +5,8 @@
 //! comes out keeps the shape of real files (line breaks, comments, positions) and may also stop
 //! parsing; the checker must cope with both.
 
+use std::fmt::Write as _;
+
 use arbitrary::Unstructured;
 use retry_audit::engine::Settings;
 use retry_audit::{Level, Rule};
@@ -420,7 +422,7 @@ fn apply(
     let n = lines.len();
     let shape = Shape::of(lines);
     let inside = u.ratio(3u8, 4u8)?;
-    match u.int_in_range(0u8..=14)? {
+    match u.int_in_range(0u8..=17)? {
         0 => {
             if let Some((start, end)) = balanced_range(u, lines, &shape, inside, 40)? {
                 lines.drain(start..end);
@@ -566,9 +568,198 @@ fn apply(
                 text.insert_str(end, what);
             }
         }
+        15 => {
+            // Generated code of the k8s-openapi and crypto-bigint kind: constants and `let`s
+            // whose value names them again (or each other), named like the file's own names
+            // so that the analysis follows them.
+            let name = name_from(u, lines)?;
+            let inside = u.ratio(1u8, 3u8)?;
+            let text = if inside {
+                self_naming_statement(u, &name)?
+            } else {
+                self_naming_items(u, &name)?
+            };
+            let to = boundary(u, lines, &shape, inside)?.unwrap_or(n);
+            lines.insert(to, text);
+        }
+        16 => {
+            // A long chain without brackets around it: method calls, operators, `else if`,
+            // `?`, nested generics. Usually short, sometimes near or past the syntax-depth
+            // limit.
+            let length = chain_length(u)?;
+            let name = name_from(u, lines)?;
+            let text = chain(u, &name, length)?;
+            let to = boundary(u, lines, &shape, true)?.unwrap_or(n);
+            lines.insert(to, text);
+        }
+        17 => {
+            // A large `match` tree: many arms (statuses, errors, ranges, or-patterns), some
+            // with a `match` inside, around a retry decision.
+            let arms = chain_length(u)?;
+            let depth = usize::from(u.arbitrary::<u8>()? % 6);
+            let text = match_tree(u, arms, depth)?;
+            let to = boundary(u, lines, &shape, true)?.unwrap_or(n);
+            lines.insert(to, text);
+        }
         _ => {}
     }
     Ok(())
+}
+
+/// A name to build generated code around: one of the file's identifiers (so that its code
+/// refers to it), or a word the rules read.
+fn name_from(u: &mut Unstructured<'_>, lines: &[String]) -> arbitrary::Result<String> {
+    if u.ratio(2u8, 3u8)? && !lines.is_empty() {
+        let line = &lines[at(u, lines.len() - 1)?];
+        let idents = tokens(line, Token::Ident);
+        if !idents.is_empty() {
+            let (start, end) = idents[u.choose_index(idents.len())?];
+            return Ok(line[start..end].to_owned());
+        }
+    }
+    Ok((*pick(
+        u,
+        &[
+            "MAX_ATTEMPTS",
+            "RETRY_ON",
+            "DELAY",
+            "TOO_MANY_REQUESTS",
+            "BACKOFF",
+            "LIMBS",
+            "KIND",
+            "attempts",
+            "delay",
+            "codes",
+        ],
+    )?)
+    .to_owned())
+}
+
+/// How long a generated chain or list is: short mostly, now and then thousands.
+fn chain_length(u: &mut Unstructured<'_>) -> arbitrary::Result<usize> {
+    Ok(match u.int_in_range(0u8..=7)? {
+        0 => usize::from(u.arbitrary::<u16>()? % 12_000) + 1,
+        1 | 2 => usize::from(u.arbitrary::<u8>()?) * 4 + 1,
+        _ => usize::from(u.arbitrary::<u8>()? % 16) + 1,
+    })
+}
+
+/// Items whose values name themselves: an impl constant that is the type parameter's (or the
+/// const generic parameter) of the same name, a trait constant that is the inherent one, and a
+/// cycle of constants.
+fn self_naming_items(u: &mut Unstructured<'_>, name: &str) -> arbitrary::Result<String> {
+    let ty = *pick(
+        u,
+        &["u16", "u32", "usize", "&'static str", "&[u16]", "Duration"],
+    )?;
+    Ok(match u.int_in_range(0u8..=4)? {
+        0 => format!(
+            "impl<T: Resource> Resource for List<T> {{ const {name}: {ty} = <T as Resource>::{name}; }}\n"
+        ),
+        1 => format!(
+            "impl<const {name}: usize> Uint<{name}> {{ pub const {name}: usize = {name}; \
+             pub fn f(&self) -> usize {{ let mut i = 0; while i < {name} {{ i += 1; }} i }} }}\n"
+        ),
+        2 => format!("impl Bounded for Uint {{ const {name}: {ty} = Self::{name}; }}\n"),
+        3 => {
+            // A cycle through `k` constants.
+            let k = usize::from(u.arbitrary::<u8>()? % 5) + 1;
+            let mut text = String::new();
+            for i in 0..k {
+                let _ = writeln!(text, "const {name}{i}: {ty} = {name}{};", (i + 1) % k);
+            }
+            text
+        }
+        _ => format!("static {name}: {ty} = {name};\n"),
+    })
+}
+
+/// A statement whose value names what it binds, or a binding of the file's name to itself.
+fn self_naming_statement(u: &mut Unstructured<'_>, name: &str) -> arbitrary::Result<String> {
+    Ok(match u.int_in_range(0u8..=3)? {
+        0 => format!("let {name} = {name}.to_vec();\n"),
+        1 => format!("let {name} = {name} + 1;\n"),
+        2 => format!("let {name} = if {name}.is_empty() {{ {name} }} else {{ {name}.clone() }};\n"),
+        _ => format!("let mut {name} = {name}; {name} = {name} * 2;\n"),
+    })
+}
+
+/// A statement holding a chain of `length` links built on `name`.
+fn chain(u: &mut Unstructured<'_>, name: &str, length: usize) -> arbitrary::Result<String> {
+    let link = |u: &mut Unstructured<'_>| -> arbitrary::Result<&'static str> {
+        Ok(*pick(
+            u,
+            &[
+                ".retry()",
+                ".with_jitter()",
+                ".status()",
+                ".unwrap()",
+                ".clone()",
+                ".map(|x| x)",
+                ".await",
+                "?",
+            ],
+        )?)
+    };
+    Ok(match u.int_in_range(0u8..=4)? {
+        0 => {
+            let mut text = format!("let _ = {name}");
+            for _ in 0..length {
+                text.push_str(link(u)?);
+            }
+            text + ";\n"
+        }
+        1 => {
+            let op = *pick(u, &[" + ", " * ", " && ", " || ", " | ", " == "])?;
+            format!("let _ = {};\n", vec![name; length + 1].join(op))
+        }
+        2 => format!(
+            "if {name} == 1 {{ 1 }} {}else {{ 0 }};\n",
+            format!("else if {name} == 2 {{ 2 }} ").repeat(length)
+        ),
+        3 => format!(
+            "let _: {}u8{} = {name};\n",
+            "Option<".repeat(length),
+            ">".repeat(length)
+        ),
+        _ => format!(
+            "let _ = {}{name}{};\n",
+            "f(".repeat(length),
+            ")".repeat(length)
+        ),
+    })
+}
+
+/// A `match` on a call's result with `arms` arms, `depth` of them holding a `match` in turn.
+fn match_tree(u: &mut Unstructured<'_>, arms: usize, depth: usize) -> arbitrary::Result<String> {
+    let mut text = String::from("match op() {\n");
+    for i in 0..arms {
+        let pattern = match u.int_in_range(0u8..=4)? {
+            0 => format!("Ok(r) if r.status() == {}", 100 + i % 500),
+            1 => format!("Err(e) if e.status() == Some({})", 400 + i % 200),
+            2 => format!("Ok({i})"),
+            3 => format!("Err(Error::Code({}..={}))", i, i + 1),
+            _ => format!("Ok({i}) | Ok({})", i + arms),
+        };
+        let body = if i < depth {
+            match_tree(u, 2, 0)?
+        } else {
+            (*pick(
+                u,
+                &[
+                    "continue",
+                    "break",
+                    "return Err(e)",
+                    "std::thread::sleep(Duration::from_secs(1))",
+                    "{}",
+                ],
+            )?)
+            .to_owned()
+        };
+        let _ = writeln!(text, "    {pattern} => {{ {body} }}");
+    }
+    text.push_str("    _ => {}\n}\n");
+    Ok(text)
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -121,7 +121,9 @@ fn the_invariants_reject_wrong_answers() {
             ..diagnostic_at(good)
         }]),
         Err(FileError::TooDeep),
-        Err(FileError::TooComplex(budget::Exhausted(budget::Limit::Depth))),
+        Err(FileError::TooComplex(budget::Exhausted(
+            budget::Limit::Depth,
+        ))),
         Err(FileError::NotUtf8 { offset: 0 }),
         Err(FileError::Parse {
             position: Position { line: 9, column: 1 },

@@ -1563,6 +1563,20 @@ fn hoist_fix(
         }
     }
     let (local, span) = found?;
+    // A name the body binds again (or the loop's own variable): out of the loop, the `let`
+    // would no longer shadow, or be shadowed by, the other binding.
+    let mut bound = Vec::new();
+    pat_bindings(&local.pat, &mut bound);
+    let mut elsewhere = loop_vars.to_vec();
+    for stmt in &body.stmts {
+        match stmt {
+            syn::Stmt::Local(l) if !std::ptr::eq(l, local) => pat_bindings(&l.pat, &mut elsewhere),
+            _ => {}
+        }
+    }
+    if bound.iter().any(|b| elsewhere.contains(b)) {
+        return None;
+    }
     let init = local.init.as_ref()?;
     // The `let` makes the key (`let key = Uuid::new_v4().to_string();`, `format!(..)` of it),
     // not a request that happens to carry one.

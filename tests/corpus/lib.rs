@@ -1,0 +1,1 @@
+//! Nothing: this package exists for its dependency graph (see Cargo.toml).
