@@ -41,7 +41,12 @@ pub const WORK_PER_BYTE: u64 = 1_000;
 /// The work every file may do, however small.
 pub const BASE_WORK: u64 = 1_000_000;
 
-/// Syntax depth ([`syntax_depth`]) beyond which a file is not parsed.
+/// Syntax depth ([`syntax_depth`]) beyond which a file is not parsed. Measured: 45 shapes of
+/// chains and nesting (operators, methods, fields, indexes, `?`, casts, prefixes, closures,
+/// blocks, `if`, `match`, `else if`, labels, struct literals, generic, reference, pointer, slice,
+/// function and `impl Trait` types, attributes, modules, patterns) at this depth are parsed and
+/// analysed within [`STACK_SIZE`] by a debug build, and at 4 times it by a release build; the
+/// deepest of 17 098 real files measures 4 136.
 pub const MAX_SYNTAX_DEPTH: usize = 10_000;
 
 /// Which limit a file went past.
@@ -51,7 +56,7 @@ pub enum Limit {
     Depth,
     /// Half the analysis thread's stack.
     Stack,
-    /// [`WORK_PER_BYTE`] entries per byte.
+    /// [`WORK_PER_BYTE`] units of work per byte (and [`BASE_WORK`]).
     Work,
 }
 
