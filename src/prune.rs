@@ -12,8 +12,9 @@
 //!   retry crate or helper (`retr`, `backoff`, `backon`, and the policy types
 //!   [`crate::model::may_have_policies`] looks for); a timeout (`timeout`, `deadline`); `ureq`
 //!   (its calls change how statuses are read); the last segment of a name from the team's
-//!   extensions; or its own function's name (recursion). A function whose attributes hold a retry
-//!   word (`#[retryable]`, `#[backon]`, `#[retry]`) keeps its body too.
+//!   extensions; or its own function's name (recursion). A function whose attributes or
+//!   signature hold a retry word (`#[retryable]`, `#[backon]`, `fn backoff(attempt: u32)`: a
+//!   backoff strategy, see [`crate::model`]) keeps its body too.
 //! - **A whole `const` or `static` item** (with its attributes and the comments before it),
 //!   unless it holds one of those identifiers.
 //! - **The inside of a `struct`, `enum`, `union` or `extern` block**, unless it names `ureq`:
@@ -85,7 +86,8 @@ fn pruned_lexed(text: &str, tokens: &[Token], ext: &Extensions) -> Option<String
             PieceKind::Body => {
                 let name = word(&tokens[piece.name]);
                 idents(piece.from, piece.to).any(|w| w == name || keeps(w, ext))
-                    || idents(piece.header, piece.from).any(retry_word)
+                    || idents(piece.header, piece.from)
+                        .any(|w| retry_word(w) || crate::model::is_retry_word(w))
             }
             PieceKind::Value => idents(piece.from, piece.to)
                 .any(|w| !matches!(w, "const" | "static" | "mut") && keeps(w, ext)),

@@ -13,8 +13,10 @@ mod scope;
 mod site;
 mod span;
 mod status;
+mod strategy;
 mod values;
 
+pub(crate) use names::is_retry_word;
 pub use policies::{may_have_policies, PolicyAdvice};
 pub use site::extract;
 pub use span::LineIndex;
@@ -138,6 +140,8 @@ pub enum BoundKind {
     Take,
     Deadline,
     Schedule,
+    /// A backoff function's callers decide how many attempts there are.
+    Caller,
 }
 
 /// One wait on the retry path.

@@ -40,12 +40,20 @@ pub fn extract(file: &syn::File, index: &LineIndex<'_>, ext: &super::Extensions)
         retrying_fns: Vec::new(),
         test_depth: 0,
         may_have_policies: super::policies::may_have_policies(index.source()),
+        called_from_sites: HashSet::new(),
     };
     for f in &files {
         b.visit_file(f);
     }
     let mut defined_fns: Vec<String> = scope.fns.keys().cloned().collect();
     defined_fns.sort();
+    // A backoff function that a retry site of this file calls is reported at that site.
+    let called = std::mem::take(&mut b.called_from_sites);
+    b.sites.retain(|s| {
+        !(s.kind == SiteKind::Policy
+            && s.bound == Bound::Bounded(BoundKind::Caller)
+            && called.contains(&s.function))
+    });
     FileModel {
         sites: b.sites,
         retrying_fns: b.retrying_fns,
@@ -164,6 +172,9 @@ struct Builder<'a, 'c> {
     test_depth: usize,
     /// Whether the file's text names anything a retry crate's policy could be built from.
     may_have_policies: bool,
+    /// Names called (functions and methods) in the functions that hold a loop or recursion
+    /// site: a backoff function among them is reported at the site that calls it.
+    called_from_sites: HashSet<String>,
 }
 
 impl<'a> Builder<'a, '_> {
@@ -238,6 +249,11 @@ impl<'a> Builder<'a, '_> {
             retries_at.get_or_insert(site.head);
             self.sites.push(site);
         }
+        if !in_test {
+            if let Some(site) = super::strategy::strategy_site(&f, self.scope, self.index) {
+                self.sites.push(site);
+            }
+        }
         if let Some(mut site) = self.recursion_site(f, &locals, deadline) {
             site.in_async = is_async || returns_async_block(f.block);
             retries_at.get_or_insert(site.head);
@@ -259,6 +275,12 @@ impl<'a> Builder<'a, '_> {
                         .is_some_and(|g| reads_retry_after(&names::text(g.block)))
                 });
             site.sends_key |= mentions_key(fn_text);
+        }
+        if self.sites[before..]
+            .iter()
+            .any(|s| matches!(s.kind, SiteKind::Loop | SiteKind::Recursion))
+        {
+            called_names(f.block, &mut self.called_from_sites);
         }
         if let Some(at) = retries_at {
             self.retrying_fns.push((name, at));
@@ -1518,7 +1540,7 @@ fn kind_of(growth: bool, counter: bool, opaque: bool) -> DelayKind {
     }
 }
 
-fn delay_of(span: Span, t: Taint) -> Delay {
+pub(super) fn delay_of(span: Span, t: Taint) -> Delay {
     let kind = if t.server {
         DelayKind::Server
     } else {
@@ -1945,7 +1967,7 @@ fn calls_method_expr(e: &Expr, name: &str) -> bool {
     t.contains(name)
 }
 
-fn contains_loop(body: &Block) -> bool {
+pub(super) fn contains_loop(body: &Block) -> bool {
     struct C {
         found: bool,
     }
@@ -2059,6 +2081,27 @@ fn recursive_arg_mutations<'a>(f: LocalFn<'a>, name: &str, facts: &mut LoopFacts
         }
     }
     facts.recount();
+}
+
+/// The names of the functions and methods called in `body` (closures included).
+fn called_names(body: &Block, out: &mut HashSet<String>) {
+    struct C<'o>(&'o mut HashSet<String>);
+    impl<'ast> Visit<'ast> for C<'_> {
+        fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+            let _guard = crate::budget::enter();
+            if let Some(name) = names::callee_path(&c.func).and_then(names::last) {
+                self.0.insert(name);
+            }
+            syn::visit::visit_expr_call(self, c);
+        }
+        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            let _guard = crate::budget::enter();
+            self.0.insert(m.method.to_string());
+            syn::visit::visit_expr_method_call(self, m);
+        }
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    C(out).visit_block(body);
 }
 
 /// Finds candidate loops (any depth, inside closures and async blocks too) and closures handed
