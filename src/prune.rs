@@ -70,7 +70,13 @@ fn pruned_lexed(text: &str, tokens: &[Token], ext: &Extensions) -> Option<String
     }
     let matching = match_delimiters(tokens)?;
     let mut pieces = Vec::new();
-    item_list(tokens, &matching, 0, tokens.len(), &mut pieces);
+    let items = Items {
+        text,
+        matching: &matching,
+        iterators: &iterator_types(text, tokens),
+        in_policy_impl: false,
+    };
+    item_list(tokens, &items, 0, tokens.len(), &mut pieces);
     let word = |t: &Token| &text[t.start..t.end];
     let idents = |from: usize, to: usize| {
         tokens[from..to]
@@ -85,7 +91,8 @@ fn pruned_lexed(text: &str, tokens: &[Token], ext: &Extensions) -> Option<String
         piece.kept = match piece.kind {
             PieceKind::Body => {
                 let name = word(&tokens[piece.name]);
-                idents(piece.from, piece.to).any(|w| w == name || keeps(w, ext))
+                piece.in_policy_impl
+                    || idents(piece.from, piece.to).any(|w| w == name || keeps(w, ext))
                     || idents(piece.header, piece.from)
                         .any(|w| retry_word(w) || crate::model::is_retry_word(w))
             }
@@ -228,6 +235,30 @@ fn contains_any_case(haystack: &str, needle: &str) -> bool {
         .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
 }
 
+/// What splitting an item list needs.
+#[derive(Clone, Copy)]
+struct Items<'t> {
+    text: &'t str,
+    matching: &'t [usize],
+    /// Types with an `impl Iterator for T` in the file.
+    iterators: &'t HashSet<&'t str>,
+    /// Inside an `impl` block of a retry policy type.
+    in_policy_impl: bool,
+}
+
+/// The `T` of every `Iterator for T` in the file.
+fn iterator_types<'t>(text: &'t str, tokens: &[Token]) -> HashSet<&'t str> {
+    tokens
+        .windows(3)
+        .filter(|w| {
+            w.iter().all(|t| t.kind == Kind::Ident)
+                && &text[w[0].start..w[0].end] == "Iterator"
+                && &text[w[1].start..w[1].end] == "for"
+        })
+        .map(|w| &text[w[2].start..w[2].end])
+        .collect()
+}
+
 /// A part of the file that may be blanked.
 struct Piece {
     kind: PieceKind,
@@ -242,6 +273,9 @@ struct Piece {
     /// (a doc comment left alone would attach to the next item).
     bytes: (usize, usize),
     kept: bool,
+    /// A method of an `impl` block of a retry policy type (named for retrying, or an iterator):
+    /// its constructors and `Default` are the policy's values.
+    in_policy_impl: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -273,8 +307,9 @@ enum ItemKind {
 
 /// Splits the item list `tokens[from..to]` into items and records what may be blanked in each,
 /// recursing into `mod`, `impl` and `trait` blocks.
-fn item_list(tokens: &[Token], matching: &[usize], from: usize, to: usize, out: &mut Vec<Piece>) {
+fn item_list(tokens: &[Token], cx: &Items<'_>, from: usize, to: usize, out: &mut Vec<Piece>) {
     let _guard = crate::budget::enter();
+    let matching = cx.matching;
     let mut i = from;
     while i < to {
         let start = i;
@@ -313,9 +348,19 @@ fn item_list(tokens: &[Token], matching: &[usize], from: usize, to: usize, out: 
                 to: matching[open],
                 bytes: inside(open),
                 kept: false,
+                in_policy_impl: cx.in_policy_impl,
             }),
             (ItemKind::Items, Some(open)) => {
-                item_list(tokens, matching, open + 1, matching[open], out);
+                let word = |t: &Token| &cx.text[t.start..t.end];
+                let policy = tokens[start..open].iter().any(|t| {
+                    t.kind == Kind::Ident
+                        && (crate::model::is_retry_word(word(t)) || cx.iterators.contains(word(t)))
+                });
+                let inner = Items {
+                    in_policy_impl: policy && word(&tokens[name]) == "impl",
+                    ..*cx
+                };
+                item_list(tokens, &inner, open + 1, matching[open], out);
             }
             (ItemKind::Data | ItemKind::ExternBlock, Some(open)) => {
                 let names_ureq = tokens[open + 1..matching[open]]
@@ -330,6 +375,7 @@ fn item_list(tokens: &[Token], matching: &[usize], from: usize, to: usize, out: 
                         to: matching[open],
                         bytes: inside(open),
                         kept: false,
+                        in_policy_impl: false,
                     });
                 }
             }
@@ -345,6 +391,7 @@ fn item_list(tokens: &[Token], matching: &[usize], from: usize, to: usize, out: 
                         tokens[end - 1].end,
                     ),
                     kept: false,
+                    in_policy_impl: false,
                 });
             }
             _ => {}

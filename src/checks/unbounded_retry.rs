@@ -10,6 +10,10 @@ pub(super) fn check(site: &RetrySite, cx: &mut Context<'_>) {
     }
     let primary = match (site.kind, site.policy) {
         (SiteKind::Policy, Some(advice)) => label(site.head, advice.bound),
+        (SiteKind::Policy, None) => label(
+            site.head,
+            "this policy never runs out: nothing limits its attempts or the time they take",
+        ),
         (SiteKind::Recursion, _) => {
             label(site.head, "calls itself again on failure, with no limit")
         }

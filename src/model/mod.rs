@@ -9,6 +9,7 @@ mod flow;
 mod keys;
 mod names;
 mod policies;
+mod policy_values;
 mod scope;
 mod site;
 mod span;

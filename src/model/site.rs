@@ -47,6 +47,8 @@ pub fn extract(file: &syn::File, index: &LineIndex<'_>, ext: &super::Extensions)
     }
     let mut defined_fns: Vec<String> = scope.fns.keys().cloned().collect();
     defined_fns.sort();
+    b.sites
+        .extend(super::policy_values::sites(&files, &scope, index));
     // A backoff function that a retry site of this file calls is reported at that site.
     let called = std::mem::take(&mut b.called_from_sites);
     b.sites.retain(|s| {
@@ -826,7 +828,7 @@ impl<'a> Builder<'a, '_> {
 }
 
 /// `#[test]`, `#[tokio::test]`, `#[cfg(test)]`: test code.
-fn is_test_attr(attrs: &[syn::Attribute]) -> bool {
+pub(super) fn is_test_attr(attrs: &[syn::Attribute]) -> bool {
     attrs.iter().any(|a| {
         names::last(a.path()).as_deref() == Some("test")
             || (a.path().is_ident("cfg") && names::text(&a.meta).contains("test"))
