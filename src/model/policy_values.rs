@@ -58,7 +58,7 @@ fn role(field: &str) -> Option<Role> {
         Some(Role::Growth)
     } else if has(&["elapsed", "expiration", "deadline", "timeout", "total"]) {
         Some(Role::Deadline)
-    } else if wait && has(&["max", "maximum", "cap", "ceiling", "upper"]) {
+    } else if (wait && has(&["max", "maximum", "cap", "ceiling", "upper"])) || n == "max" {
         Some(Role::Cap)
     } else if has(&["retries", "attempts", "tries", "times", "limit"])
         || (has(&["max", "maximum"]) && has(&["attempt", "retry", "try"]))
@@ -86,6 +86,7 @@ pub(super) fn sites(
     let mut finder = Finder {
         iterators: Vec::new(),
         defaults: HashMap::new(),
+        constructors: HashMap::new(),
         other_impls: Vec::new(),
         values: Vec::new(),
         test_depth: 0,
@@ -152,6 +153,7 @@ pub(super) fn sites(
     let cx = Cx {
         est: &est,
         defaults: &finder.defaults,
+        constructors: &finder.constructors,
         file_is_random,
     };
     finder
@@ -180,6 +182,9 @@ struct Value<'a> {
 struct Cx<'c, 'a> {
     est: &'c Estimator<'c, 'a>,
     defaults: &'c HashMap<String, &'a Expr>,
+    /// The constructors of the file's policy types: (type, name) → parameters and the literal
+    /// they return.
+    constructors: &'c HashMap<(String, String), (Vec<String>, &'a syn::ExprStruct)>,
     file_is_random: bool,
 }
 
@@ -189,6 +194,8 @@ struct Finder<'a> {
     iterators: Vec<String>,
     /// Each type's `impl Default` value.
     defaults: HashMap<String, &'a Expr>,
+    /// Constructors returning a literal of their type (in `Ok(..)` or `Some(..)` too).
+    constructors: HashMap<(String, String), (Vec<String>, &'a syn::ExprStruct)>,
     /// Impl blocks of types not named for retrying, kept until every iterator is known.
     other_impls: Vec<&'a syn::ItemImpl>,
     values: Vec<Value<'a>>,
@@ -219,6 +226,20 @@ impl<'a> Finder<'a> {
                     let Some(value) = tail(&f.block) else {
                         continue;
                     };
+                    if f.sig.receiver().is_none() {
+                        if let Some(literal) = literal_of(value, ty) {
+                            let mut params = Vec::new();
+                            for p in &f.sig.inputs {
+                                if let syn::FnArg::Typed(t) = p {
+                                    super::values::pat_bindings(&t.pat, &mut params);
+                                }
+                            }
+                            self.constructors.insert(
+                                (ty.to_owned(), f.sig.ident.to_string()),
+                                (params, literal),
+                            );
+                        }
+                    }
                     if default {
                         self.defaults.insert(ty.to_owned(), value);
                     }
@@ -363,6 +384,62 @@ fn returns_self(sig: &syn::Signature, ty: &str) -> bool {
     }
 }
 
+/// The literal of type `ty` a constructor returns: `Self { .. }`, in `Ok(..)` or `Some(..)`.
+fn literal_of<'e>(value: &'e Expr, ty: &str) -> Option<&'e syn::ExprStruct> {
+    match value {
+        Expr::Struct(s) => names::last(&s.path)
+            .filter(|n| n == "Self" || n == ty)
+            .map(|_| s),
+        Expr::Call(c) if c.args.len() == 1 => {
+            let wrapper = names::callee_path(&c.func).and_then(names::last)?;
+            if wrapper == "Ok" || wrapper == "Some" {
+                literal_of(&c.args[0], ty)
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
+}
+
+/// A call of one of the file's constructors of `ty` (`T::new(..)`, `Self::new(..)`, through
+/// `.expect(..)`, `.unwrap()` or `?`): its parameters, its literal and the arguments.
+fn constructor_call<'e, 'a: 'e>(
+    value: &'e Expr,
+    ty: &str,
+    cx: &Cx<'_, 'a>,
+) -> Option<(&'a syn::ExprStruct, Vec<String>, Vec<&'e Expr>)> {
+    let _guard = crate::budget::enter();
+    match value {
+        Expr::MethodCall(m)
+            if matches!(
+                m.method.to_string().as_str(),
+                "expect" | "unwrap" | "unwrap_or_else" | "unwrap_or" | "unwrap_or_default"
+            ) =>
+        {
+            constructor_call(&m.receiver, ty, cx)
+        }
+        Expr::Try(t) => constructor_call(&t.expr, ty, cx),
+        Expr::Call(c) => {
+            let path = names::callee_path(&c.func)?;
+            let n = path.segments.len();
+            if n < 2 {
+                return None;
+            }
+            let owner = path.segments[n - 2].ident.to_string();
+            let owner = if owner == "Self" {
+                ty.to_owned()
+            } else {
+                owner
+            };
+            let name = path.segments[n - 1].ident.to_string();
+            let (params, literal) = cx.constructors.get(&(owner, name))?;
+            Some((*literal, params.clone(), c.args.iter().collect()))
+        }
+        _ => None,
+    }
+}
+
 /// The value a block ends with.
 fn tail(block: &syn::Block) -> Option<&Expr> {
     match block.stmts.last() {
@@ -384,7 +461,16 @@ fn site_of(
 ) -> Option<RetrySite> {
     let head = index.of(value);
     let facts = match value {
-        Expr::Struct(s) => struct_facts(ty, s, params, endless, cx)?,
+        Expr::Struct(s) => struct_facts(ty, s, params, &HashMap::new(), endless, cx)?,
+        // `ExponentialBackoff::new(Duration::from_millis(300), 2., Some(..), None)`, a
+        // constructor of the file: its literal with the arguments for its parameters.
+        Expr::Call(_) | Expr::MethodCall(_) | Expr::Try(_)
+            if constructor_call(value, ty, cx).is_some() =>
+        {
+            let (literal, ctor_params, args) = constructor_call(value, ty, cx)?;
+            let bound: HashMap<String, &Expr> = ctor_params.iter().cloned().zip(args).collect();
+            struct_facts(ty, literal, &ctor_params, &bound, endless, cx)?
+        }
         // `Backoff::Exponential(2)`, `Self::Linear(Duration::from_millis(10))`: a variant
         // carrying its wait (a bare `Self::Exponential` is a mode, read where it is used).
         Expr::Call(c) if !c.args.is_empty() => Facts {
@@ -492,10 +578,11 @@ struct Facts {
 
 /// The facts of a struct literal of policy type `ty`. `params`: the parameters of the
 /// constructor holding it (their values are the caller's).
-fn struct_facts(
+fn struct_facts<'e>(
     ty: &str,
-    s: &syn::ExprStruct,
+    s: &'e syn::ExprStruct,
     params: &[String],
+    args: &HashMap<String, &'e Expr>,
     endless: bool,
     cx: &Cx<'_, '_>,
 ) -> Option<Facts> {
@@ -504,11 +591,21 @@ fn struct_facts(
     for f in &s.fields {
         if let syn::Member::Named(n) = &f.member {
             if let Some(r) = role(&n.to_string()) {
-                fields.entry(r).or_insert(&f.expr);
+                // A parameter of a constructor called with arguments: the argument.
+                let value = super::values::place_key(&f.expr)
+                    .and_then(|k| args.get(&k).copied())
+                    .unwrap_or(&f.expr);
+                fields.entry(r).or_insert(value);
             }
         }
     }
-    let from_param = |e: &Expr| super::values::place_key(e).is_some_and(|k| params.contains(&k));
+    let from_param = |e: &Expr| {
+        super::values::place_key(e).is_some_and(|k| params.contains(&k) && !args.contains_key(&k))
+    };
+    // A constructor that only stores its parameters says nothing of a default.
+    if !fields.is_empty() && fields.values().all(|e| from_param(e)) {
+        return None;
+    }
     // A field set from a parameter: unknown.
     let known = |r: Role| fields.get(&r).copied().filter(|e| !from_param(e));
     let unknown = |r: Role| fields.get(&r).is_some_and(|e| from_param(e));
@@ -567,10 +664,13 @@ fn struct_facts(
             Some(known(r).map(is_none_or_max))
         }
     };
+    // Unbounded when both the attempts and the time are explicitly unlimited, or when an
+    // endless schedule limits neither. (`max_retries: None` alone may be a reconnect policy
+    // meant to go on for ever: a supervisor's, which is not reported.)
     let unbounded = match (limit(Role::Attempts), limit(Role::Deadline)) {
         (None, _) | (_, None) => None,
         (Some(Some(a)), Some(Some(d))) => Some(a && d),
-        (Some(Some(a)), Some(None)) => Some(a),
+        (Some(Some(a)), Some(None)) => Some(a && endless),
         (Some(None), Some(Some(d))) => Some(d && endless),
         (Some(None), Some(None)) => Some(endless),
     };
