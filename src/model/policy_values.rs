@@ -386,6 +386,7 @@ fn returns_self(sig: &syn::Signature, ty: &str) -> bool {
 
 /// The literal of type `ty` a constructor returns: `Self { .. }`, in `Ok(..)` or `Some(..)`.
 fn literal_of<'e>(value: &'e Expr, ty: &str) -> Option<&'e syn::ExprStruct> {
+    let _guard = crate::budget::enter();
     match value {
         Expr::Struct(s) => names::last(&s.path)
             .filter(|n| n == "Self" || n == ty)
