@@ -1,7 +1,7 @@
 //! RA007 uncapped-backoff: the wait grows with no maximum, past a minute within the bound.
 
 use super::{label, site_label, Context};
-use crate::model::{Delay, DelayKind, RetrySite};
+use crate::model::{Bound, Delay, DelayKind, RetrySite};
 use crate::registry::Rule;
 
 /// The longest wait a retry should ever make without a cap, in seconds.
@@ -17,7 +17,9 @@ pub(super) fn check(site: &RetrySite, cx: &mut Context<'_>) {
     for delay in site.delays.iter().filter(|d| grows_past_limit(d)) {
         let how_long = match delay.longest_secs {
             Some(s) if s.is_finite() => format!("up to {}", human(s)),
-            _ => "without end".to_owned(),
+            _ if site.bound == Bound::Unbounded => "without end".to_owned(),
+            // The attempt limit is a setting of the callers (or theirs altogether).
+            _ => "as far as the callers' attempt limit lets it".to_owned(),
         };
         cx.report(
             Rule::UncappedBackoff,

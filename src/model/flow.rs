@@ -1024,6 +1024,12 @@ impl<'a, 'c> Flow<'a, 'c> {
                     arm_kinds = arm_kinds.or(words);
                     earlier_kinds = earlier_kinds.or(words);
                 }
+                // `response if is_retryable(&response) => ..` on the value itself: the guard
+                // tests the operation's outcome (a failed status inside a success).
+                if catch_all && pat_o.is_none() && gi.then_o != Outcome::Neutral {
+                    self.note_tested(&m.expr, gi.then_o);
+                    seen_result_pattern = true;
+                }
                 o = o.refine(gi.then_o);
                 readiness |= gi.readiness;
                 if let Some(gs) = gi.then_set {

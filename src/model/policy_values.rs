@@ -243,10 +243,11 @@ impl<'a> Finder<'a> {
                     if default {
                         self.defaults.insert(ty.to_owned(), value);
                     }
-                    // A constructor that fills the rest from the default changes a knob; the
-                    // default is reported where it is written.
-                    let updates_default = matches!(value, Expr::Struct(s) if s.rest.is_some());
-                    if default || (constructor && !updates_default) {
+                    // A constructor that fills the rest from the default changes a knob, and one
+                    // that calls another constructor is that one: both are reported where the
+                    // default or the other constructor is written.
+                    let spelled_out = matches!(value, Expr::Struct(s) if s.rest.is_none());
+                    if default || (constructor && spelled_out) {
                         let mut params = Vec::new();
                         for p in &f.sig.inputs {
                             if let syn::FnArg::Typed(t) = p {

@@ -1489,9 +1489,12 @@ fn longest_wait(
     scope: &FileScope<'_>,
     locals: &Locals<'_>,
 ) -> Option<f64> {
-    // Without a limit on the counter the wait can grow: without end when nothing bounds the site.
+    // Without a limit on the counter the wait can grow: without end when nothing bounds the site,
+    // and as far as the callers like when the counter is compared with a setting of theirs
+    // (`attempt < self.max_retries`).
     let Some(n) = limit else {
-        return (*bound == Bound::Unbounded).then_some(f64::INFINITY);
+        return matches!(bound, Bound::Unbounded | Bound::Bounded(BoundKind::Counter))
+            .then_some(f64::INFINITY);
     };
     let Some(arg) = arg else {
         return (*bound == Bound::Unbounded).then_some(f64::INFINITY);
