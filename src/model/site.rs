@@ -495,11 +495,17 @@ impl<'a> Builder<'a, '_> {
         // A limit tested on some paths bounds the loop only if every path that goes round again
         // passes it or steps the counter it tests (an error that `continue`s before the count is
         // a way round the limit).
+        // `for attempt in 1..` steps its counter on every pass itself: a path that passed the
+        // counter's test is limited.
+        let header_steps = matches!(l, Expr::ForLoop(f) if counts_attempts(&f.expr));
         let every_path_limited = result
             .continues
             .iter()
             .filter(|c| c.outcome.may_fail() && !c.readiness)
-            .all(|c| c.limited(!facts.counters.is_empty()));
+            .all(|c| {
+                c.limited(!facts.counters.is_empty())
+                    || (header_steps && c.bound == Some(BoundKind::Counter))
+            });
         let from_body = result.bounded_by.filter(|_| every_path_limited);
         match header.or(from_body) {
             Some(k) => Bound::Bounded(k),
