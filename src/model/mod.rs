@@ -112,6 +112,51 @@ pub struct RetrySite {
     pub resend_safe: bool,
 }
 
+impl RetrySite {
+    /// A policy site (a retry crate's policy, a policy value, a backoff function): only its bound
+    /// and its waits are facts; it reads no status, makes no key and sends nothing itself.
+    /// `blind`: it goes round again on any failure (a policy with no wait is then RA011).
+    #[must_use]
+    pub(crate) fn policy(
+        head: Span,
+        bound: Bound,
+        delays: Vec<Delay>,
+        function: String,
+        advice: Option<PolicyAdvice>,
+        blind: bool,
+    ) -> Self {
+        RetrySite {
+            kind: SiteKind::Policy,
+            head,
+            bound,
+            delays,
+            statuses: Vec::new(),
+            keys: Vec::new(),
+            retry_path: None,
+            in_async: false,
+            reads_retry_after: true,
+            writes: Vec::new(),
+            sends_key: true,
+            calls: Vec::new(),
+            function,
+            policy: advice,
+            blind,
+            resend_safe: true,
+        }
+    }
+}
+
+impl Delay {
+    /// For a policy whose callers choose the number of attempts: a growth without a cap has no
+    /// end.
+    pub(crate) fn uncapped_for_callers(mut self) -> Self {
+        if self.kind == DelayKind::Growing && !self.capped {
+            self.longest_secs = Some(f64::INFINITY);
+        }
+        self
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SiteKind {
     /// A `loop`, `while` or `for`.

@@ -9,7 +9,7 @@ use super::names;
 use super::scope::FileScope;
 use super::span::LineIndex;
 use super::values::{place_key, Locals};
-use super::{Bound, BoundKind, Delay, DelayKind, RetrySite, SiteKind};
+use super::{Bound, BoundKind, Delay, DelayKind, RetrySite};
 use crate::diagnostic::Span;
 
 /// How to fix a policy of one crate, per defect (label texts).
@@ -762,28 +762,18 @@ fn site_of(span: Span, f: &Facts) -> RetrySite {
         })
         .into_iter()
         .collect();
-    RetrySite {
-        kind: SiteKind::Policy,
-        head: span,
-        bound: if f.unbounded {
+    RetrySite::policy(
+        span,
+        if f.unbounded {
             Bound::Unbounded
         } else {
             Bound::Bounded(BoundKind::Schedule)
         },
         delays,
-        statuses: Vec::new(),
-        keys: Vec::new(),
-        retry_path: None,
-        in_async: false,
-        reads_retry_after: true,
-        writes: Vec::new(),
-        sends_key: true,
-        calls: Vec::new(),
-        function: String::new(),
-        policy: Some(f.advice),
-        blind: true,
-        resend_safe: true,
-    }
+        String::new(),
+        Some(f.advice),
+        true,
+    )
 }
 
 #[cfg(test)]

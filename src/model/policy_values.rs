@@ -20,7 +20,7 @@ use super::names;
 use super::scope::FileScope;
 use super::span::LineIndex;
 use super::values::{Locals, LoopFacts};
-use super::{Bound, BoundKind, Delay, DelayKind, RetrySite, SiteKind};
+use super::{Bound, BoundKind, Delay, DelayKind, RetrySite};
 
 /// What a field of a policy value is for, by the words of its name (`max_delay_ms`,
 /// `backoff_coefficient`, `jitter_range`, `max_elapsed_time`).
@@ -488,7 +488,7 @@ fn site_of(
     let jitter = facts.jitter.unwrap_or(true);
     let capped = facts.capped.unwrap_or(true);
     let unbounded = facts.unbounded.unwrap_or(false);
-    let mut delay = Delay {
+    let delay = Delay {
         span: head,
         kind,
         jitter,
@@ -497,32 +497,19 @@ fn site_of(
         blocking: false,
         longest_secs: None,
     };
-    // The attempts are the caller's to set: nothing stops an uncapped growth.
-    if kind == DelayKind::Growing && !capped {
-        delay.longest_secs = Some(f64::INFINITY);
-    }
-    Some(RetrySite {
-        kind: SiteKind::Policy,
+    // The attempts are the callers' to set.
+    Some(RetrySite::policy(
         head,
-        bound: if unbounded {
+        if unbounded {
             Bound::Unbounded
         } else {
             Bound::Bounded(BoundKind::Caller)
         },
-        delays: vec![delay],
-        statuses: Vec::new(),
-        keys: Vec::new(),
-        retry_path: None,
-        in_async: false,
-        reads_retry_after: true,
-        writes: Vec::new(),
-        sends_key: true,
-        calls: Vec::new(),
-        function: holder.to_owned(),
-        policy: None,
-        blind: false,
-        resend_safe: true,
-    })
+        vec![delay.uncapped_for_callers()],
+        holder.to_owned(),
+        None,
+        false,
+    ))
 }
 
 /// The growth a variant or type name says: `Exponential`, `Linear`, `Fibonacci` grow; `Fixed`,

@@ -15,7 +15,7 @@ use super::names;
 use super::scope::{FileScope, LocalFn};
 use super::span::LineIndex;
 use super::values::{returned_exprs, Locals, LoopFacts, Taint, ValueCx};
-use super::{Bound, BoundKind, DelayKind, RetrySite, SiteKind};
+use super::{Bound, BoundKind, DelayKind, RetrySite};
 
 /// The site of `f` when it computes a retry's wait from an attempt number.
 pub(super) fn strategy_site(
@@ -77,28 +77,15 @@ pub(super) fn strategy_site(
     if delay.kind == DelayKind::Unknown {
         return None;
     }
-    // The callers decide how many attempts there are: nothing stops an uncapped growth here.
-    if delay.kind == DelayKind::Growing && !delay.capped {
-        delay.longest_secs = Some(f64::INFINITY);
-    }
-    Some(RetrySite {
-        kind: SiteKind::Policy,
+    // The callers decide how many attempts there are.
+    Some(RetrySite::policy(
         head,
-        bound: Bound::Bounded(BoundKind::Caller),
-        delays: vec![delay],
-        statuses: Vec::new(),
-        keys: Vec::new(),
-        retry_path: None,
-        in_async: false,
-        reads_retry_after: true,
-        writes: Vec::new(),
-        sends_key: true,
-        calls: Vec::new(),
-        function: name,
-        policy: None,
-        blind: false,
-        resend_safe: true,
-    })
+        Bound::Bounded(BoundKind::Caller),
+        vec![delay.uncapped_for_callers()],
+        name,
+        None,
+        false,
+    ))
 }
 
 /// The parameter (not `self`) holding the attempt number: an integer named for counting
