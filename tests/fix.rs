@@ -13,6 +13,15 @@ fn findings(src: &str) -> Vec<Diagnostic> {
     check_source(src, &Settings::default()).expect("parses")
 }
 
+/// RA005 is reported, and offers no fix.
+fn assert_key_without_fix(found: &[Diagnostic]) {
+    let key = found
+        .iter()
+        .find(|d| d.rule == Rule::KeyInLoop)
+        .expect("RA005 reported");
+    assert!(key.fix.is_none(), "{key:?}");
+}
+
 /// Applies every edit of every fix (edits of one file never overlap).
 fn apply(src: &str, diags: &[Diagnostic]) -> String {
     let mut edits: Vec<_> = diags
@@ -114,11 +123,7 @@ fn a_key_made_per_attempt_of_two_retries_has_no_fix() {
     ))
     .expect("the regression input");
     let found = findings(&src);
-    let key = found
-        .iter()
-        .find(|d| d.rule == Rule::KeyInLoop)
-        .expect("RA005 reported");
-    assert!(key.fix.is_none(), "{key:?}");
+    assert_key_without_fix(&found);
     // The recursion is a retry of its own: both sites make the key per attempt.
     assert!(found.iter().any(|d| d.rule == Rule::UnboundedRetry));
 }
@@ -130,20 +135,12 @@ fn a_key_that_shadows_an_earlier_binding_of_the_loop_has_no_fix() {
     let line = "        let idempotency_key = Uuid::new_v4().to_string();\n";
     let src = KEY_IN_LOOP.replace(line, &line.repeat(2));
     let found = findings(&src);
-    let key = found
-        .iter()
-        .find(|d| d.rule == Rule::KeyInLoop)
-        .expect("RA005 reported");
-    assert!(key.fix.is_none(), "{key:?}");
+    assert_key_without_fix(&found);
     // Shadowing the loop's own variable: the same.
     let src = KEY_IN_LOOP.replace(
         "for attempt in 0..3u32 {\n        let idempotency_key",
         "for idempotency_key in 0..3u32 {\n        let attempt = 0;\n        let idempotency_key",
     );
     let found = findings(&src);
-    let key = found
-        .iter()
-        .find(|d| d.rule == Rule::KeyInLoop)
-        .expect("RA005 reported");
-    assert!(key.fix.is_none(), "{key:?}");
+    assert_key_without_fix(&found);
 }
