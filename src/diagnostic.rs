@@ -19,6 +19,27 @@ pub struct Span {
     pub end_pos: Position,
 }
 
+impl Span {
+    /// A place in another file than the one being reported on (a definition imported from
+    /// elsewhere in the crate): line 0, which no finding shows.
+    #[must_use]
+    pub fn elsewhere() -> Self {
+        let nowhere = Position { line: 0, column: 0 };
+        Span {
+            start: 0,
+            end: 0,
+            start_pos: nowhere,
+            end_pos: nowhere,
+        }
+    }
+
+    /// Whether this is [`Span::elsewhere`].
+    #[must_use]
+    pub fn is_elsewhere(&self) -> bool {
+        self.start_pos.line == 0
+    }
+}
+
 /// A span with its explanation.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Label {

@@ -108,6 +108,14 @@ pub struct CrateFacts {
     /// define (a name the file defines is taken to mean its own function, which the per-file
     /// check covers).
     pub calls: Vec<SiteCall>,
+    /// The functions and constants the file defines (sorted): the crate's index of names.
+    pub defines: Vec<String>,
+    /// Functions and constants the analysis of the file looked for and found nowhere in view
+    /// (sorted): another file of the crate that defines one is worth importing
+    /// ([`check_with_imports`]).
+    pub unresolved: Vec<String>,
+    /// The definitions of other files the analysis used: (name, `path:line`).
+    pub imported: Vec<(String, String)>,
 }
 
 /// A call made on each attempt of a retry site.
@@ -137,9 +145,23 @@ pub fn check_bytes_timed(
     settings: &Settings,
     times: &mut PhaseTimes,
 ) -> Result<(Vec<Diagnostic>, CrateFacts), FileError> {
+    check_with_imports(bytes, &[], settings, times)
+}
+
+/// [`check_bytes_timed`] with the definitions of other files of the crate in view: `imports`
+/// are their display paths and texts. Functions and constants the file does not define are
+/// looked up there (one level: what an imported body calls is not imported in turn). An
+/// import that cannot be decoded, nested too deeply or parsed is left out. Only the file is
+/// searched for retry sites, and no finding or label points into an import.
+pub fn check_with_imports(
+    bytes: &[u8],
+    imports: &[(String, Vec<u8>)],
+    settings: &Settings,
+    times: &mut PhaseTimes,
+) -> Result<(Vec<Diagnostic>, CrateFacts), FileError> {
     let started = Instant::now();
     match std::str::from_utf8(bytes) {
-        Ok(src) => check_timed(src, settings, started, times),
+        Ok(src) => check_timed(src, imports, settings, started, times),
         Err(e) => {
             times.parse += started.elapsed();
             Err(FileError::NotUtf8 {
@@ -188,20 +210,28 @@ pub fn check_source_with_facts(
     src: &str,
     settings: &Settings,
 ) -> Result<(Vec<Diagnostic>, CrateFacts), FileError> {
-    check_timed(src, settings, Instant::now(), &mut PhaseTimes::default())
+    check_timed(
+        src,
+        &[],
+        settings,
+        Instant::now(),
+        &mut PhaseTimes::default(),
+    )
 }
 
 /// [`check_source_with_facts`], timed from `started` (the parse phase includes decoding): the
 /// analysis within its [`budget`], a panic of it an internal error.
 fn check_timed(
     src: &str,
+    imports: &[(String, Vec<u8>)],
     settings: &Settings,
     started: Instant,
     times: &mut PhaseTimes,
 ) -> Result<(Vec<Diagnostic>, CrateFacts), FileError> {
+    let bytes = src.len() + imports.iter().map(|(_, t)| t.len()).sum::<usize>();
     let analysed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        budget::run(src.len(), || {
-            check_within_budget(src, settings, started, times)
+        budget::run(bytes, || {
+            check_within_budget(src, imports, settings, started, times)
         })
     }));
     match analysed {
@@ -213,6 +243,7 @@ fn check_timed(
 
 fn check_within_budget(
     src: &str,
+    imports: &[(String, Vec<u8>)],
     settings: &Settings,
     started: Instant,
     times: &mut PhaseTimes,
@@ -251,13 +282,52 @@ fn check_within_budget(
         Ok(f) => f,
         Err(e) => return Err(parse_error(&e, text)),
     };
+    // Imports are parsed after the file, on this thread: their spans are told apart from the
+    // file's by the index's anchor.
+    let imported: Vec<(syn::File, &str)> = imports
+        .iter()
+        .filter_map(|(path, bytes)| {
+            let text = std::str::from_utf8(bytes).ok()?;
+            if budget::syntax_depth(text) > budget::MAX_SYNTAX_DEPTH {
+                return None;
+            }
+            Some((syn::parse_file(text).ok()?, path.as_str()))
+        })
+        .collect();
     let index = model::LineIndex::new(text, shift);
-    let file_model = model::extract(&file, &index, &settings.extensions);
+    let index = match (imported.is_empty(), anchor(&file)) {
+        (false, Some(anchor)) => index.with_anchor(anchor),
+        _ => index,
+    };
+    let views: Vec<(&syn::File, &str)> = imported.iter().map(|(f, p)| (f, *p)).collect();
+    let file_model = model::extract_in(&file, &index, &settings.extensions, &views);
     let mut diagnostics = checks::run(&file_model, settings);
+    if !imported.is_empty() {
+        // A fact found in an import may carry the import's place: it is not shown.
+        diagnostics.retain(|d| !d.primary.span.is_elsewhere());
+        for d in &mut diagnostics {
+            d.secondary.retain(|l| !l.span.is_elsewhere());
+        }
+    }
     // Only what the crate-wide pass needs is kept (most files have nothing), not the file's
     // every function name: memory stays bounded by the files in flight.
     let defines = |name: &String| file_model.defined_fns.binary_search(name).is_ok();
+    let mut names: Vec<String> = file_model
+        .defined_fns
+        .iter()
+        .chain(&file_model.defined_consts)
+        .cloned()
+        .collect();
+    names.sort();
+    names.dedup();
     let facts = CrateFacts {
+        defines: names,
+        unresolved: if file_model.sites.is_empty() {
+            Vec::new()
+        } else {
+            file_model.unresolved.clone()
+        },
+        imported: file_model.imported.clone(),
         retrying: file_model
             .retrying_fns
             .iter()
@@ -288,6 +358,7 @@ fn check_within_budget(
     // Freeing the tree is part of the cost of parsing it.
     let freeing = Instant::now();
     drop(file);
+    drop(imported);
     let freed = freeing.elapsed();
     times.parse += freed;
     diagnostics.sort_by(|a, b| {
@@ -298,6 +369,27 @@ fn check_within_budget(
     let diagnostics = suppress::apply(text, shift, &fns, diagnostics, settings);
     times.analyse += parsed.elapsed().saturating_sub(freed);
     Ok((diagnostics, facts))
+}
+
+/// A span of the file's own text (the first item's keyword), to tell its spans from those of
+/// files parsed after it.
+fn anchor(file: &syn::File) -> Option<proc_macro2::Span> {
+    use syn::spanned::Spanned;
+    let item = file.items.first()?;
+    Some(match item {
+        syn::Item::Fn(f) => f.sig.fn_token.span,
+        syn::Item::Use(u) => u.use_token.span,
+        syn::Item::Impl(i) => i.impl_token.span,
+        syn::Item::Mod(m) => m.mod_token.span,
+        syn::Item::Struct(s) => s.struct_token.span,
+        syn::Item::Enum(e) => e.enum_token.span,
+        syn::Item::Const(c) => c.const_token.span,
+        syn::Item::Static(s) => s.static_token.span,
+        syn::Item::Trait(t) => t.trait_token.span,
+        syn::Item::Type(t) => t.type_token.span,
+        syn::Item::ExternCrate(e) => e.extern_token.span,
+        other => other.span(),
+    })
 }
 
 /// Frees proc-macro2's span map of this thread when dropped.

@@ -68,8 +68,11 @@ pub struct ScanStats {
     pub analyse: Duration,
     /// Checking every file, on all threads (wall).
     pub check: Duration,
-    /// RA010 across the files of each crate (wall).
+    /// Definitions across the files of each crate: re-checking the files that use another
+    /// file's, and RA010 across files (wall).
     pub cross_file: Duration,
+    /// Files checked again with definitions of other files of their crate.
+    pub rechecked: usize,
 }
 
 /// Per-file phase times, added up by every worker thread.
@@ -261,7 +264,7 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
         .thread_name(|i| format!("retry-audit-{i}"))
         .build()
         .map_err(|e| ScanError::ThreadPool(e.to_string()))?;
-    let (mut files, facts): (Vec<FileReport>, Vec<Option<engine::CrateFacts>>) =
+    let (mut files, mut facts): (Vec<FileReport>, Vec<Option<engine::CrateFacts>>) =
         pool.install(|| {
             candidates
                 .into_par_iter()
@@ -285,7 +288,9 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
                 .unzip()
         });
     let checked = Instant::now();
-    add_nested_across_files(&mut files, &facts, &options.settings);
+    let crates = crates_of(&files, &facts);
+    let rechecked = pool.install(|| recheck_with_crate(&mut files, &mut facts, &crates, options));
+    add_nested_across_files(&mut files, &facts, &crates, &options.settings);
     let stats = ScanStats {
         threads,
         bytes: clock.bytes.load(Ordering::Relaxed),
@@ -295,8 +300,138 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
         analyse: PhaseClock::total(&clock.analyse),
         check: checked - walked,
         cross_file: checked.elapsed(),
+        rechecked,
     };
     Ok(ScanReport { files, stats })
+}
+
+/// The checked files grouped by crate (the nearest directory above them with a `Cargo.toml`;
+/// `None` outside any crate): a name in one crate says nothing about a function of the same
+/// name in another. Indices into the scan's files, in scan order.
+fn crates_of(files: &[FileReport], facts: &[Option<engine::CrateFacts>]) -> Vec<Vec<usize>> {
+    let mut roots: HashMap<PathBuf, Option<PathBuf>> = HashMap::new();
+    let mut crates: HashMap<Option<PathBuf>, Vec<usize>> = HashMap::new();
+    for (i, f) in facts.iter().enumerate() {
+        if f.is_none() {
+            continue;
+        }
+        let root = files[i]
+            .path
+            .parent()
+            .and_then(|dir| crate_root(dir, &mut roots));
+        crates.entry(root).or_default().push(i);
+    }
+    let mut crates: Vec<Vec<usize>> = crates.into_values().collect();
+    crates.sort();
+    crates
+}
+
+/// A file checked again: its findings, facts and text.
+type Rechecked = (Vec<Diagnostic>, engine::CrateFacts, String);
+
+/// Most files of its crate one file is checked again with.
+const MAX_IMPORTS: usize = 8;
+
+/// Checks again, with the definitions of the other files of their crate in view, the files
+/// whose retry sites looked for a function or constant they do not define and exactly one
+/// other file of the crate defines ([`engine::check_with_imports`]). The new findings replace
+/// the file's; a finding the file did not have alone says which definitions it rests on.
+/// Returns how many files were checked again.
+fn recheck_with_crate(
+    files: &mut [FileReport],
+    facts: &mut [Option<engine::CrateFacts>],
+    crates: &[Vec<usize>],
+    options: &ScanOptions,
+) -> usize {
+    let mut work: Vec<(usize, Vec<usize>)> = Vec::new();
+    for members in crates {
+        let mut defined: HashMap<&str, Vec<usize>> = HashMap::new();
+        for &i in members {
+            for name in facts[i].iter().flat_map(|f| &f.defines) {
+                defined.entry(name.as_str()).or_default().push(i);
+            }
+        }
+        for &i in members {
+            let Some(f) = &facts[i] else { continue };
+            let mut from: Vec<usize> = f
+                .unresolved
+                .iter()
+                .filter_map(|name| match defined.get(name.as_str()).map(Vec::as_slice) {
+                    Some([only]) if *only != i => Some(*only),
+                    _ => None,
+                })
+                .collect();
+            if from.is_empty() {
+                continue;
+            }
+            from.sort_unstable();
+            from.dedup();
+            from.truncate(MAX_IMPORTS);
+            work.push((i, from));
+        }
+    }
+    let redone: Vec<(usize, Option<Rechecked>)> = work
+        .par_iter()
+        .map(|(i, from)| {
+            let path = &files[*i].path;
+            let settings = match &options.config {
+                Some(config) => config.settings_for(path),
+                None => std::borrow::Cow::Borrowed(&options.settings),
+            };
+            let imports: Vec<(String, Vec<u8>)> = from
+                .iter()
+                .filter_map(|j| {
+                    let p = &files[*j].path;
+                    Some((p.display().to_string(), std::fs::read(p).ok()?))
+                })
+                .collect();
+            let redone = std::fs::read(path).ok().and_then(|bytes| {
+                let checked = panic::catch_unwind(AssertUnwindSafe(|| {
+                    engine::check_with_imports(
+                        &bytes,
+                        &imports,
+                        &settings,
+                        &mut engine::PhaseTimes::default(),
+                    )
+                }));
+                proc_macro2::extra::invalidate_current_thread_spans();
+                let (diagnostics, facts) = checked.ok()?.ok()?;
+                Some((diagnostics, facts, String::from_utf8(bytes).ok()?))
+            });
+            (*i, redone)
+        })
+        .collect();
+    let count = redone.len();
+    for (i, redone) in redone {
+        // A file that cannot be checked again (changed or removed meanwhile) keeps its findings.
+        let Some((mut diagnostics, new_facts, text)) = redone else {
+            continue;
+        };
+        let Outcome::Checked {
+            diagnostics: old,
+            source,
+        } = &mut files[i].outcome
+        else {
+            continue;
+        };
+        let seen: std::collections::HashSet<(crate::registry::Rule, usize)> =
+            old.iter().map(|d| (d.rule, d.primary.span.start)).collect();
+        for d in &mut diagnostics {
+            if seen.contains(&(d.rule, d.primary.span.start)) {
+                continue;
+            }
+            // Fixes are made from the file alone (`--fix`).
+            d.fix = None;
+        }
+        *source = if diagnostics.is_empty() {
+            None
+        } else {
+            Some(text)
+        };
+        *old = diagnostics;
+        facts[i] = Some(new_facts);
+    }
+    count
 }
 
 /// RA010 across files, once every file's retrying functions are known (see
@@ -305,28 +440,17 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
 fn add_nested_across_files(
     files: &mut [FileReport],
     facts: &[Option<engine::CrateFacts>],
+    crates: &[Vec<usize>],
     settings: &Settings,
 ) {
-    // Files are grouped by crate (the nearest directory above them with a `Cargo.toml`): a name
-    // in one crate says nothing about a function of the same name in another.
-    let mut roots: HashMap<PathBuf, Option<PathBuf>> = HashMap::new();
-    let mut crates: HashMap<Option<PathBuf>, Vec<(usize, String, &engine::CrateFacts)>> =
-        HashMap::new();
-    for (i, f) in facts.iter().enumerate() {
-        let Some(f) = f else { continue };
-        let path = &files[i].path;
-        let root = path.parent().and_then(|dir| crate_root(dir, &mut roots));
-        crates
-            .entry(root)
-            .or_default()
-            .push((i, path.display().to_string(), f));
-    }
     let mut found = Vec::new();
-    for known in crates.values() {
-        let input: Vec<(String, &engine::CrateFacts)> =
-            known.iter().map(|(_, p, f)| (p.clone(), *f)).collect();
+    for members in crates {
+        let input: Vec<(String, &engine::CrateFacts)> = members
+            .iter()
+            .filter_map(|&i| Some((files[i].path.display().to_string(), facts[i].as_ref()?)))
+            .collect();
         for (k, diagnostic) in engine::nested_across_files(&input, settings) {
-            found.push((known[k].0, diagnostic));
+            found.push((members[k], diagnostic));
         }
     }
     for (index, diagnostic) in found {

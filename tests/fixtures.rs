@@ -8,16 +8,20 @@
 //! ```
 //!
 //! `fixtures_match_annotations` runs [`retry_audit::check_source`] on each file and compares the
-//! emitted `(rule id, line of the primary span)` pairs with the annotations, both ways. The other
-//! tests check the corpus itself: folder layout, enough positive cases per rule, no annotations in
-//! `clean/` and `not-retry/`, only known rule ids.
+//! emitted `(rule id, line of the primary span)` pairs with the annotations, both ways. A folder
+//! with a `Cargo.toml` is a *crate fixture*: its files are checked together by a scan of the
+//! folder (definitions of one file in view of the others), and at least one of its annotations
+//! must need that (`crate_fixtures_need_the_crate`). The other tests check the corpus itself:
+//! folder layout, enough positive cases per rule, no annotations in `clean/` and `not-retry/`,
+//! only known rule ids.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use retry_audit::{check_source, Rule, Settings};
+use retry_audit::scan::{scan, Outcome, ScanOptions};
+use retry_audit::{check_source, Diagnostic, Rule, Settings};
 
 /// Folders whose files must produce nothing and so carry no annotation.
 const SILENT_FOLDERS: &[&str] = &["clean", "not-retry"];
@@ -169,13 +173,69 @@ fn multiset(items: impl IntoIterator<Item = Expected>) -> BTreeMap<Expected, usi
     counts
 }
 
-/// Compares one fixture's annotations with what the engine emits; appends mismatches to `report`.
-fn check_fixture(fixture: &Fixture, report: &mut Vec<String>) {
+/// The crate fixture a fixture belongs to: the nearest folder above it, under `fixtures/`,
+/// with a `Cargo.toml`.
+fn crate_dir(fixture: &Fixture) -> Option<PathBuf> {
+    let root = fixtures_root();
+    fixture
+        .path
+        .ancestors()
+        .skip(1)
+        .take_while(|dir| *dir != root)
+        .find(|dir| dir.join("Cargo.toml").is_file())
+        .map(Path::to_path_buf)
+}
+
+/// What a scan of a crate fixture's folder reports, by file.
+fn scan_crate(dir: &Path) -> BTreeMap<PathBuf, Result<Vec<Diagnostic>, String>> {
+    let options = ScanOptions {
+        paths: vec![dir.to_path_buf()],
+        ..ScanOptions::default()
+    };
+    let report = scan(&options).unwrap_or_else(|e| panic!("cannot scan {}: {e}", dir.display()));
+    report
+        .files
+        .into_iter()
+        .map(|file| {
+            let found = match file.outcome {
+                Outcome::Checked { diagnostics, .. } => Ok(diagnostics),
+                Outcome::Skipped(why) => Err(format!("{why:?}")),
+            };
+            (file.path, found)
+        })
+        .collect()
+}
+
+/// What the engine emits for each fixture: alone, or with its crate fixture.
+fn emitted_for(fixtures: &[Fixture]) -> Vec<Result<Vec<Diagnostic>, String>> {
+    let mut crates: BTreeMap<PathBuf, BTreeMap<PathBuf, Result<Vec<Diagnostic>, String>>> =
+        BTreeMap::new();
+    fixtures
+        .iter()
+        .map(|fixture| match crate_dir(fixture) {
+            Some(dir) => crates
+                .entry(dir.clone())
+                .or_insert_with(|| scan_crate(&dir))
+                .get(&fixture.path)
+                .cloned()
+                .unwrap_or_else(|| Err("not found by the scan of its crate".to_owned())),
+            None => check_source(&fixture.text, &Settings::default()).map_err(|e| e.to_string()),
+        })
+        .collect()
+}
+
+/// Compares one fixture's annotations with what the engine emitted for it; appends mismatches
+/// to `report`.
+fn check_fixture(
+    fixture: &Fixture,
+    emitted: &Result<Vec<Diagnostic>, String>,
+    report: &mut Vec<String>,
+) {
     let (expected, errors) = parse_annotations(&fixture.text);
     for error in errors {
         report.push(format!("{}: bad annotation: {error}", fixture.name));
     }
-    let diagnostics = match check_source(&fixture.text, &Settings::default()) {
+    let diagnostics = match emitted {
         Ok(diagnostics) => diagnostics,
         Err(error) => {
             report.push(format!("{}: does not parse: {error}", fixture.name));
@@ -242,9 +302,10 @@ fn fail_with(title: &str, report: &[String]) {
 #[test]
 fn fixtures_match_annotations() {
     let fixtures = load_fixtures();
+    let emitted = emitted_for(&fixtures);
     let mut report = Vec::new();
-    for fixture in &fixtures {
-        check_fixture(fixture, &mut report);
+    for (fixture, found) in fixtures.iter().zip(&emitted) {
+        check_fixture(fixture, found, &mut report);
     }
     fail_with(
         &format!(
@@ -253,6 +314,58 @@ fn fixtures_match_annotations() {
         ),
         &report,
     );
+}
+
+/// A crate fixture is one because its files need each other: some annotation of a positive
+/// crate fixture is not what its file alone produces, and a clean one has a file that says
+/// something different alone or a definition the others use (checked by the scan's evidence:
+/// at least one file is checked with another's definitions).
+#[test]
+fn crate_fixtures_need_the_crate() {
+    let fixtures = load_fixtures();
+    let mut dirs: BTreeMap<PathBuf, Vec<&Fixture>> = BTreeMap::new();
+    for fixture in &fixtures {
+        if let Some(dir) = crate_dir(fixture) {
+            dirs.entry(dir).or_default().push(fixture);
+        }
+    }
+    assert!(!dirs.is_empty(), "no crate fixture found");
+    let mut report = Vec::new();
+    for (dir, members) in &dirs {
+        let options = ScanOptions {
+            paths: vec![dir.clone()],
+            ..ScanOptions::default()
+        };
+        let scanned = scan(&options).expect("the fixture crate scans");
+        if scanned.stats.rechecked == 0 {
+            report.push(format!(
+                "{}: no file is checked with another file's definitions",
+                dir.display()
+            ));
+            continue;
+        }
+        let annotated = members
+            .iter()
+            .any(|f| !parse_annotations(&f.text).0.is_empty());
+        if !annotated {
+            continue;
+        }
+        let differs = members.iter().any(|f| {
+            let alone = check_source(&f.text, &Settings::default()).unwrap_or_default();
+            let alone = multiset(alone.iter().map(|d| Expected {
+                rule: d.rule.id().to_owned(),
+                line: d.primary.span.start_pos.line,
+            }));
+            alone != multiset(parse_annotations(&f.text).0)
+        });
+        if !differs {
+            report.push(format!(
+                "{}: every file alone already gives what is annotated",
+                dir.display()
+            ));
+        }
+    }
+    fail_with("crate fixtures that do not need their crate", &report);
 }
 
 #[test]

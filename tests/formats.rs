@@ -488,9 +488,30 @@ fn cargo_json_lines_are_cargo_messages_for_every_fixture() {
         assert_eq!(primary.column_start as u64, num_of(finding, "column"));
         assert_eq!(primary.line_end as u64, num_of(finding, "end_line"));
         assert_eq!(primary.column_end as u64, num_of(finding, "end_column"));
-        // The fixtures belong to no target: they count as the library's.
-        assert_eq!(message.target.name, "retry_audit");
+        // The fixtures belong to no target: they count as the library's, but for crate
+        // fixtures (a folder with its own `Cargo.toml`), which are their package's.
+        assert_eq!(
+            message.target.name,
+            fixture_package(str_of(finding, "path")).unwrap_or_else(|| "retry_audit".to_owned())
+        );
     }
+}
+
+/// The package (as a target name) of the crate fixture holding `path`, if it is in one.
+fn fixture_package(path: &str) -> Option<String> {
+    let path = Path::new(path);
+    let manifest = path
+        .ancestors()
+        .skip(1)
+        .take_while(|dir| !dir.ends_with("fixtures"))
+        .map(|dir| dir.join("Cargo.toml"))
+        .find(|m| m.is_file())?;
+    let text = std::fs::read_to_string(manifest).ok()?;
+    let name = text
+        .lines()
+        .find_map(|l| l.strip_prefix("name = "))?
+        .trim_matches('"');
+    Some(name.replace('-', "_"))
 }
 
 /// A workspace with two members (one named like its directory, one not) and a loose file.

@@ -156,9 +156,16 @@ pub fn run(model: &FileModel, settings: &Settings) -> Vec<Diagnostic> {
             .collect(),
     };
     for site in &model.sites {
+        let first = cx.out.len();
         for (rule, check) in CHECKS {
             if cx.enabled(*rule) {
                 check(site, &mut cx);
+            }
+        }
+        // Facts taken from another file say where they come from.
+        for d in &mut cx.out[first..] {
+            for (name, at) in &site.evidence {
+                d.notes.push(format!("uses `{name}`, defined at {at}"));
             }
         }
     }

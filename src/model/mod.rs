@@ -19,7 +19,7 @@ mod values;
 
 pub(crate) use names::is_retry_word;
 pub use policies::{may_have_policies, PolicyAdvice};
-pub use site::extract;
+pub use site::{extract, extract_in};
 pub use span::LineIndex;
 
 use crate::diagnostic::Span;
@@ -68,8 +68,15 @@ pub struct FileModel {
     /// Functions of this file that retry by themselves (a retry site inside, or
     /// `#[retryable]`): their name and where they retry.
     pub retrying_fns: Vec<(String, Span)>,
-    /// Every function and method name the file defines.
+    /// Every function and method name the file defines (sorted).
     pub defined_fns: Vec<String>,
+    /// Every `const` and `static` the file defines (sorted).
+    pub defined_consts: Vec<String>,
+    /// Functions and constants the analysis looked for and found neither in the file nor in
+    /// the imported definitions: what other files of the crate may define (sorted).
+    pub unresolved: Vec<String>,
+    /// Definitions of other files the analysis used: (name, `path:line`).
+    pub imported: Vec<(String, String)>,
 }
 
 /// One place that runs an operation again after it failed.
@@ -110,6 +117,8 @@ pub struct RetrySite {
     /// Every resend follows a failure the server did not process (a 429, a refused
     /// connection, a rolled-back transaction): resending a write cannot apply it twice.
     pub resend_safe: bool,
+    /// Definitions of other files of the crate the site's facts rest on: (name, `path:line`).
+    pub evidence: Vec<(String, String)>,
 }
 
 impl RetrySite {
@@ -142,6 +151,7 @@ impl RetrySite {
             policy: advice,
             blind,
             resend_safe: true,
+            evidence: Vec::new(),
         }
     }
 }

@@ -39,6 +39,8 @@ pub struct FileScope<'a> {
     pub uses: HashMap<String, Vec<String>>,
     /// `const` and `static` items by name.
     pub consts: HashMap<String, &'a Expr>,
+    /// Where each of [`FileScope::consts`] is named.
+    const_names: HashMap<String, proc_macro2::Span>,
     /// Functions and methods by name (several impls may share one).
     pub fns: HashMap<String, Vec<LocalFn<'a>>>,
     /// The first segments of the multi-segment paths written in the file (`ureq` in
@@ -48,6 +50,21 @@ pub struct FileScope<'a> {
     pub ext: super::Extensions,
     /// The values being followed now (see [`FileScope::follow`]), by address.
     following: RefCell<Vec<usize>>,
+    /// Definitions of other files of the crate (see [`FileScope::import`]): consulted for a
+    /// name this file does not define.
+    imported: Imported<'a>,
+    /// Names looked up and defined neither here nor in an imported file: what another file of
+    /// the crate may tell.
+    missed: RefCell<std::collections::BTreeSet<String>>,
+    /// Imported definitions the analysis used, in the order of first use: (name, where).
+    used: RefCell<Vec<(String, String)>>,
+}
+
+/// Functions and constants of other files of the crate, with where each is defined.
+#[derive(Default)]
+struct Imported<'a> {
+    fns: HashMap<String, Vec<(LocalFn<'a>, String)>>,
+    consts: HashMap<String, (&'a Expr, String)>,
 }
 
 impl<'a> FileScope<'a> {
@@ -132,19 +149,105 @@ impl<'a> FileScope<'a> {
         super::Extensions::names(&self.ext.status_accessors, name)
     }
 
-    /// The one local function with this name, if exactly one exists with a body.
+    /// The one function with this name, if exactly one exists with a body: in this file, or,
+    /// when this file defines none, in the other files of the crate given to
+    /// [`FileScope::import`].
     #[must_use]
     pub fn function(&self, name: &str) -> Option<LocalFn<'a>> {
         match self.fns.get(name).map(Vec::as_slice) {
             Some([only]) => Some(*only),
-            _ => None,
+            Some(_) => None,
+            None => match self.imported.fns.get(name).map(Vec::as_slice) {
+                Some([(only, at)]) => {
+                    self.used_import(name, at);
+                    Some(*only)
+                }
+                Some(_) => None,
+                None => {
+                    self.miss(name);
+                    None
+                }
+            },
         }
     }
 
     /// The value of a `const`/`static` named by the last segment of a path.
     #[must_use]
     pub fn constant(&self, path: &syn::Path) -> Option<&'a Expr> {
-        names::last(path).and_then(|n| self.consts.get(&n).copied())
+        names::last(path).and_then(|n| self.constant_named(&n))
+    }
+
+    /// The value of the `const`/`static` called `name`: this file's, or an imported one.
+    #[must_use]
+    pub fn constant_named(&self, name: &str) -> Option<&'a Expr> {
+        if let Some(c) = self.consts.get(name) {
+            return Some(*c);
+        }
+        if let Some((c, at)) = self.imported.consts.get(name) {
+            self.used_import(name, at);
+            Some(*c)
+        } else {
+            self.miss(name);
+            None
+        }
+    }
+
+    fn miss(&self, name: &str) {
+        if !self.missed.borrow().contains(name) {
+            self.missed.borrow_mut().insert(name.to_owned());
+        }
+    }
+
+    fn used_import(&self, name: &str, at: &str) {
+        if !self.used.borrow().iter().any(|(n, _)| n == name) {
+            self.used
+                .borrow_mut()
+                .push((name.to_owned(), at.to_owned()));
+        }
+    }
+
+    /// The names looked up that neither this file nor an imported one defines.
+    #[must_use]
+    pub fn missed(&self) -> Vec<String> {
+        self.missed.borrow().iter().cloned().collect()
+    }
+
+    /// The imported definitions used so far, from the `from`-th on: (name, `path:line`).
+    #[must_use]
+    pub fn used_imports(&self, from: usize) -> Vec<(String, String)> {
+        self.used.borrow().get(from..).unwrap_or_default().to_vec()
+    }
+
+    /// How many imported definitions were used so far (for [`FileScope::used_imports`]).
+    #[must_use]
+    pub fn used_count(&self) -> usize {
+        self.used.borrow().len()
+    }
+
+    /// Makes the functions and constants of another file of the crate (`path`, for evidence)
+    /// visible where this file defines nothing of that name. Its `use`s are not: a followed
+    /// body reads its paths with this file's imports, an approximation.
+    pub fn import(&mut self, file: &'a syn::File, path: &str) {
+        let mut other = FileScope::default();
+        other.visit_file(file);
+        let at = |span: proc_macro2::Span| format!("{path}:{}", span.start().line);
+        for (name, fns) in other.fns {
+            if self.fns.contains_key(&name) {
+                continue;
+            }
+            let entry = self.imported.fns.entry(name).or_default();
+            entry.extend(fns.into_iter().map(|f| (f, at(f.sig.ident.span()))));
+        }
+        for (name, c) in other.consts {
+            if self.consts.contains_key(&name) {
+                continue;
+            }
+            let Some(named) = other.const_names.get(&name) else {
+                continue;
+            };
+            let place = at(*named);
+            self.imported.consts.entry(name).or_insert((c, place));
+        }
     }
 
     /// `f` of the value a name stands for (a constant's, a `let`'s), unless that value is being
@@ -219,18 +322,24 @@ impl<'a> Visit<'a> for FileScope<'a> {
     fn visit_item_const(&mut self, node: &'a ItemConst) {
         let _guard = crate::budget::enter();
         self.consts.insert(node.ident.to_string(), &node.expr);
+        self.const_names
+            .insert(node.ident.to_string(), node.ident.span());
         syn::visit::visit_item_const(self, node);
     }
 
     fn visit_item_static(&mut self, node: &'a ItemStatic) {
         let _guard = crate::budget::enter();
         self.consts.insert(node.ident.to_string(), &node.expr);
+        self.const_names
+            .insert(node.ident.to_string(), node.ident.span());
         syn::visit::visit_item_static(self, node);
     }
 
     fn visit_impl_item_const(&mut self, node: &'a syn::ImplItemConst) {
         let _guard = crate::budget::enter();
         self.consts.insert(node.ident.to_string(), &node.expr);
+        self.const_names
+            .insert(node.ident.to_string(), node.ident.span());
         syn::visit::visit_impl_item_const(self, node);
     }
 

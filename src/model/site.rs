@@ -20,6 +20,19 @@ use crate::diagnostic::Span;
 /// Builds the model of one parsed file.
 #[must_use]
 pub fn extract(file: &syn::File, index: &LineIndex<'_>, ext: &super::Extensions) -> FileModel {
+    extract_in(file, index, ext, &[])
+}
+
+/// [`extract`] with the definitions of other files of the crate in view: `imports` are those
+/// files, parsed on this thread (so that `index`, given an anchor, can tell their spans from
+/// this file's), with their display paths. Only `file` is searched for retry sites.
+#[must_use]
+pub fn extract_in(
+    file: &syn::File,
+    index: &LineIndex<'_>,
+    ext: &super::Extensions,
+    imports: &[(&syn::File, &str)],
+) -> FileModel {
     // Items written inside macro invocations (`rt_test! { fn .. }`, `cfg_if! { .. }`) are code
     // too; their tokens keep their positions in the file.
     let mut bodies = Vec::new();
@@ -30,6 +43,13 @@ pub fn extract(file: &syn::File, index: &LineIndex<'_>, ext: &super::Extensions)
     for f in &files {
         scope.visit_file(f);
         timeouts.visit_file(f);
+    }
+    let mut defined: Vec<String> = scope.fns.keys().cloned().collect();
+    defined.sort();
+    let mut defined_consts: Vec<String> = scope.consts.keys().cloned().collect();
+    defined_consts.sort();
+    for (other, path) in imports {
+        scope.import(other, path);
     }
     let mut b = Builder {
         scope: &scope,
@@ -45,8 +65,6 @@ pub fn extract(file: &syn::File, index: &LineIndex<'_>, ext: &super::Extensions)
     for f in &files {
         b.visit_file(f);
     }
-    let mut defined_fns: Vec<String> = scope.fns.keys().cloned().collect();
-    defined_fns.sort();
     b.sites
         .extend(super::policy_values::sites(&files, &scope, index));
     // A backoff function that a retry site of this file calls is reported at that site.
@@ -59,7 +77,10 @@ pub fn extract(file: &syn::File, index: &LineIndex<'_>, ext: &super::Extensions)
     FileModel {
         sites: b.sites,
         retrying_fns: b.retrying_fns,
-        defined_fns,
+        defined_fns: defined,
+        defined_consts,
+        unresolved: scope.missed(),
+        imported: scope.used_imports(0),
     }
 }
 
@@ -200,6 +221,7 @@ impl<'a> Builder<'a, '_> {
         };
         finder.visit_block(f.block);
         let before = self.sites.len();
+        let imports_before = self.scope.used_count();
         let mut retries_at: Option<Span> = None;
         for (l, in_timeout, in_async) in finder.loops {
             if let Some(mut site) = self.loop_site(l, locals(), &name, in_timeout) {
@@ -283,6 +305,12 @@ impl<'a> Builder<'a, '_> {
             .any(|s| matches!(s.kind, SiteKind::Loop | SiteKind::Recursion))
         {
             called_names(f.block, &mut self.called_from_sites);
+        }
+        let evidence = self.scope.used_imports(imports_before);
+        if !evidence.is_empty() {
+            for site in &mut self.sites[before..] {
+                site.evidence.clone_from(&evidence);
+            }
         }
         if let Some(at) = retries_at {
             self.retrying_fns.push((name, at));
@@ -451,6 +479,7 @@ impl<'a> Builder<'a, '_> {
         Some(RetrySite {
             blind,
             resend_safe: resends_only_unprocessed(&result),
+            evidence: Vec::new(),
             kind: SiteKind::Loop,
             head,
             bound,
@@ -811,6 +840,7 @@ impl<'a> Builder<'a, '_> {
         Some(RetrySite {
             blind,
             resend_safe: resends_only_unprocessed(&result),
+            evidence: Vec::new(),
             kind: SiteKind::Recursion,
             head,
             bound,
@@ -901,6 +931,7 @@ fn helper_site(head: Span, keys: Vec<super::PerAttemptKey>, facts: AttemptFacts)
         policy: None,
         blind: false,
         resend_safe: false,
+        evidence: Vec::new(),
     }
 }
 

@@ -14,6 +14,9 @@ pub struct LineIndex<'a> {
     line_starts: std::cell::OnceCell<Vec<usize>>,
     /// Bytes removed before parsing (a byte-order mark).
     shift: usize,
+    /// A span of this file, when spans of other files (definitions imported from the crate)
+    /// are in play: a span that cannot be joined with it is of another file.
+    anchor: Option<PmSpan>,
 }
 
 impl<'a> LineIndex<'a> {
@@ -23,7 +26,17 @@ impl<'a> LineIndex<'a> {
             text,
             line_starts: std::cell::OnceCell::new(),
             shift,
+            anchor: None,
         }
+    }
+
+    /// Tells the index that spans of other parsed files may be met: `anchor` is one of this
+    /// file's. A span of another file becomes [`Span::elsewhere`] (line 0), which no finding
+    /// may show.
+    #[must_use]
+    pub fn with_anchor(mut self, anchor: PmSpan) -> Self {
+        self.anchor = Some(anchor);
+        self
     }
 
     fn line_starts(&self) -> &[usize] {
@@ -63,6 +76,11 @@ impl<'a> LineIndex<'a> {
     /// The file span of a proc-macro2 span.
     #[must_use]
     pub fn span(&self, span: PmSpan) -> Span {
+        if let Some(anchor) = self.anchor {
+            if span.join(anchor).is_none() {
+                return Span::elsewhere();
+            }
+        }
         let range = span.byte_range();
         let (start, end) = (
             range.start.min(self.text.len()),

@@ -488,7 +488,7 @@ impl StatusEval<'_, '_> {
                         .lets
                         .get(&id)
                         .and_then(|v| v.first().copied())
-                        .or_else(|| self.file.consts.get(&id).copied())
+                        .or_else(|| self.file.constant_named(&id))
                 } else {
                     self.file.constant(&p.path)
                 }?;

@@ -810,7 +810,7 @@ impl<'a> ValueCx<'a, '_> {
             init = init.union(self.taint_schedule(iter, seen, d));
         }
         if !resolved && !key.contains('.') {
-            if let Some(c) = self.file.consts.get(key) {
+            if let Some(c) = self.file.constant_named(key) {
                 resolved = true;
                 init = init.union(self.taint_in(c, seen, d));
             }
@@ -917,7 +917,7 @@ impl<'a> ValueCx<'a, '_> {
                         .lets
                         .get(&key)
                         .and_then(|v| v.first().copied())
-                        .or_else(|| self.file.consts.get(&key).copied())
+                        .or_else(|| self.file.constant_named(&key))
                 } else {
                     self.file.constant(&p.path)
                 };

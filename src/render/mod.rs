@@ -210,8 +210,10 @@ pub fn stats(report: &ScanReport, report_time: Duration, total: Duration) -> Str
             secs(stats.check)
         ),
         format!(
-            "cross-file{}  wall: RA010 across files",
-            secs(stats.cross_file)
+            "cross-file{}  wall: {} checked again with definitions of other files of their \
+             crate, RA010 across files",
+            secs(stats.cross_file),
+            plural(stats.rechecked, "file"),
         ),
         format!("report    {}  wall: writing the output", secs(report_time)),
         format!("total     {}  wall", secs(total)),
