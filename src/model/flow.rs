@@ -1111,6 +1111,27 @@ impl<'a, 'c> Flow<'a, 'c> {
         self.result.tested_exprs.push(self.index.of(scrutinee));
     }
 
+    /// A variable named for a retry verdict (`should_retry`, `need_retry`, `retryable`) that
+    /// each pass sets from a call: assigned in the loop, or bound by a `let` to a call.
+    fn is_verdict_var(&self, p: &syn::ExprPath) -> bool {
+        let Some(id) = p.path.get_ident().map(ToString::to_string) else {
+            return false;
+        };
+        if !names::is_retry_verdict_name(&id) {
+            return false;
+        }
+        self.facts.mutations.contains_key(&id)
+            || self.status.locals.lets.get(&id).is_some_and(|inits| {
+                inits.iter().any(|i| {
+                    let mut e = *i;
+                    while let Expr::Await(a) = e {
+                        e = &a.base;
+                    }
+                    matches!(e, Expr::Call(_) | Expr::MethodCall(_))
+                })
+            })
+    }
+
     fn cond_info(&mut self, cond: &'a Expr) -> CondInfo {
         let _guard = crate::budget::enter();
         let readiness = mentions_readiness(cond);
@@ -1186,6 +1207,16 @@ impl<'a, 'c> Flow<'a, 'c> {
                     readiness: false,
                 }
             }
+            // `let retry = policy.should_retry(&err); if retry { .. }`, `(need_retry, rep) =
+            // send(..); if !need_retry { return rep }`: a classifier's verdict held in a
+            // variable the loop sets from the attempt.
+            Expr::Path(p) if self.is_verdict_var(p) => CondInfo {
+                then_o: Outcome::Failure,
+                else_o: Outcome::Success,
+                then_set: None,
+                else_set: None,
+                readiness: false,
+            },
             Expr::Macro(m) if names::last(&m.mac.path).as_deref() == Some("matches") => {
                 let o = super::status::parse_matches(&m.mac)
                     .and_then(|(_, p)| pat_outcome(&p))

@@ -202,6 +202,17 @@ pub fn is_retry_predicate(name: &str) -> bool {
         || n == "is_recoverable"
 }
 
+/// A variable holding a classifier's verdict that the attempt failed and is worth another:
+/// `should_retry`, `retryable`, `need_retry`.
+pub fn is_retry_verdict_name(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    is_retry_predicate(&n)
+        || matches!(
+            n.as_str(),
+            "need_retry" | "needs_retry" | "retry_needed" | "must_retry" | "do_retry"
+        )
+}
+
 /// Errors that mean "not ready yet, ask again" rather than "failed": loops over them are
 /// readiness polls or EINTR restarts, not retries.
 pub fn is_readiness_error(name: &str) -> bool {

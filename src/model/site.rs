@@ -711,6 +711,15 @@ impl<'a> Builder<'a, '_> {
             } else {
                 c.op.as_deref().and_then(|op| self.errors_from_statuses(op))
             };
+            if std::env::var_os("RA_DEBUG_OPS").is_some() && !c.picked {
+                eprintln!(
+                    "OPS {}:{} {:?} transient={}",
+                    self.index.source().len(),
+                    arm.start_pos.line,
+                    c.op,
+                    c.kinds.transient
+                );
+            }
             if let Some((statuses, how)) = found {
                 push(
                     &mut out,

@@ -387,6 +387,16 @@ impl<'a> Visit<'a> for LoopFacts<'a> {
                 .entry(k)
                 .or_default()
                 .push(Mutation::Assign(&node.right));
+        } else if let (Expr::Tuple(t), Expr::Call(_) | Expr::MethodCall(_)) =
+            (&*node.left, &*node.right)
+        {
+            // `(need_retry, reply) = send(..)`: each place takes a part of what the call returns.
+            for k in t.elems.iter().filter_map(place_key) {
+                self.mutations
+                    .entry(k)
+                    .or_default()
+                    .push(Mutation::Assign(&node.right));
+            }
         }
         syn::visit::visit_expr_assign(self, node);
     }
