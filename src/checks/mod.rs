@@ -104,6 +104,15 @@ const CHECKS: &[(Rule, Check)] = &[
     (Rule::NoDelay, no_delay::check),
 ];
 
+/// The rules about a site's pauses: all that applies to a supervisor, which restarts its
+/// operation for ever by design.
+const PACING: &[Rule] = &[
+    Rule::FixedDelay,
+    Rule::MissingJitter,
+    Rule::UncappedBackoff,
+    Rule::BlockingSleepInAsync,
+];
+
 /// RA010 for a call to a function that retries in another file.
 #[must_use]
 pub fn nested_retry_across(
@@ -158,6 +167,9 @@ pub fn run(model: &FileModel, settings: &Settings) -> Vec<Diagnostic> {
     for site in &model.sites {
         let first = cx.out.len();
         for (rule, check) in CHECKS {
+            if site.supervisor && !PACING.contains(rule) {
+                continue;
+            }
             if cx.enabled(*rule) {
                 check(site, &mut cx);
             }

@@ -119,6 +119,8 @@ struct PathState {
     /// This path's own test picked out the error (a guard, a specific `Err(Kind)` pattern, a
     /// condition on the error), as opposed to "every error not excluded before".
     picked: bool,
+    /// The path went through a wait.
+    waited: bool,
 }
 
 /// What a test that picks out an error says of it, read from its words.
@@ -210,6 +212,7 @@ impl PathState {
             exhausted: false,
             kinds: ErrorKinds::default(),
             picked: false,
+            waited: false,
         }
     }
 }
@@ -234,6 +237,8 @@ pub struct Continue {
     pub kinds: ErrorKinds,
     /// This path's own test picked out the error.
     pub picked: bool,
+    /// The path went through a wait (one of [`Flow::waits`]).
+    pub waited: bool,
     /// The `continue`, the recursive call, or the end of the body.
     pub span: Span,
 }
@@ -283,6 +288,9 @@ pub struct Flow<'a, 'c> {
     pub mode: Mode<'c>,
     /// Places in a `while` condition: assigning them leaves the loop.
     pub flag_vars: Vec<String>,
+    /// The addresses of the body's wait calls (sleeps, waiting helpers): a path through one
+    /// waits before it goes round.
+    pub waits: std::collections::HashSet<usize>,
     depth: usize,
     pub result: FlowResult,
 }
@@ -305,6 +313,7 @@ fn merge(mut v: Vec<PathState>) -> Vec<PathState> {
             m.outcome = m.outcome.or(s.outcome);
             m.readiness &= s.readiness;
             m.classified &= s.classified;
+            m.waited &= s.waited;
             m.status = match (m.status, s.status) {
                 (Some(a), Some(b)) => Some(StatusCtx {
                     set: a.set.union(b.set),
@@ -342,6 +351,7 @@ impl<'a, 'c> Flow<'a, 'c> {
             label,
             mode,
             flag_vars: Vec::new(),
+            waits: std::collections::HashSet::new(),
             depth: 0,
             result: FlowResult::default(),
         }
@@ -419,6 +429,15 @@ impl<'a, 'c> Flow<'a, 'c> {
         super::bound::bound_kind(guard, self.facts, self.status.locals)
     }
 
+    /// A wait call: every path through it has waited.
+    fn mark_wait(&self, e: &Expr, states: &mut [PathState]) {
+        if self.waits.contains(&(std::ptr::from_ref(e) as usize)) {
+            for s in states {
+                s.waited = true;
+            }
+        }
+    }
+
     fn record_continue(&mut self, states: Vec<PathState>, span: Span) {
         for s in states {
             self.result.continues.push(Continue {
@@ -432,6 +451,7 @@ impl<'a, 'c> Flow<'a, 'c> {
                 exhausted: s.exhausted,
                 kinds: s.kinds,
                 picked: s.picked,
+                waited: s.waited,
                 op: s.op,
                 span,
             });
@@ -599,6 +619,7 @@ impl<'a, 'c> Flow<'a, 'c> {
                 for a in &c.args {
                     states = self.expr(a, states);
                 }
+                self.mark_wait(e, &mut states);
                 if let Mode::Recursion(name) = self.mode {
                     if names::callee_path(&c.func).is_some_and(|p| is_self_call_path(p, name)) {
                         return self.recursive_call(e, states);
@@ -621,6 +642,7 @@ impl<'a, 'c> Flow<'a, 'c> {
                 for a in &m.args {
                     states = self.expr(a, states);
                 }
+                self.mark_wait(e, &mut states);
                 if let Mode::Recursion(name) = self.mode {
                     if m.method == name
                         && matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self"))

@@ -119,6 +119,9 @@ pub struct RetrySite {
     pub resend_safe: bool,
     /// Definitions of other files of the crate the site's facts rest on: (name, `path:line`).
     pub evidence: Vec<(String, String)>,
+    /// A supervisor: it restarts a long-running operation for ever by design, pausing after a
+    /// failure. Only the rules about its pauses apply.
+    pub supervisor: bool,
 }
 
 impl RetrySite {
@@ -152,6 +155,7 @@ impl RetrySite {
             blind,
             resend_safe: true,
             evidence: Vec::new(),
+            supervisor: false,
         }
     }
 }

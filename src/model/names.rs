@@ -202,6 +202,38 @@ pub fn is_retry_predicate(name: &str) -> bool {
         || n == "is_recoverable"
 }
 
+/// An operation that runs a whole session until it ends (a connection's lifetime, a
+/// reconciliation, a watch, a worker's main loop), which a supervisor starts again when it
+/// ends: `run`, `serve`, `reconcile_loop`, `watch_nodes`. Not a single request, receive or poll.
+pub fn is_session_operation(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    let words: Vec<&str> = n.split('_').filter(|w| !w.is_empty()).collect();
+    let session = |w: &&str| {
+        matches!(
+            *w,
+            "run" | "serve" | "loop" | "watch" | "listen" | "supervise" | "session" | "worker"
+        ) || w.starts_with("reconcil")
+    };
+    let single = |w: &&str| {
+        matches!(
+            *w,
+            "recv"
+                | "receive"
+                | "next"
+                | "poll"
+                | "accept"
+                | "read"
+                | "get"
+                | "fetch"
+                | "send"
+                | "once"
+                | "step"
+                | "tick"
+        )
+    };
+    words.iter().any(session) && !words.iter().any(single)
+}
+
 /// A variable holding a classifier's verdict that the attempt failed and is worth another:
 /// `should_retry`, `retryable`, `need_retry`.
 pub fn is_retry_verdict_name(name: &str) -> bool {

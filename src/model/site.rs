@@ -373,8 +373,17 @@ impl<'a> Builder<'a, '_> {
             status_idents: Vec::new(),
             depth: 0,
         };
+        let values = ValueCx {
+            file: self.scope,
+            locals,
+            facts: &facts,
+            params: None,
+            current_fn: fn_name,
+        };
+        let waits = self.waits(body, &values, false);
         let label_name = label.map(|l| l.name.ident.to_string());
         let mut flow = Flow::new(self.index, &status, &facts, label_name, Mode::Loop);
+        flow.waits = waits.calls();
         if let Expr::While(w) = l {
             if !matches!(&*w.cond, Expr::Let(_)) {
                 flow.flag_vars = facts
@@ -397,21 +406,17 @@ impl<'a> Builder<'a, '_> {
             // `while res.is_err()`: the loop leaves when the operation succeeds.
             result.success_exit = true;
         }
-        if !is_retry_shape(&result) {
+        // A supervisor restarts a long-running operation for ever, pausing only after it
+        // failed: a site for the pacing rules only.
+        let supervisor = !is_retry_shape(&result) && is_supervisor(&result);
+        if !supervisor && !is_retry_shape(&result) {
             return None;
         }
-        let values = ValueCx {
-            file: self.scope,
-            locals,
-            facts: &facts,
-            params: None,
-            current_fn: fn_name,
-        };
         let bound = Self::loop_bound(l, &result, &facts, locals, in_timeout);
         let limit = attempt_limit(Some(l), body, &facts, self.scope, locals);
         let longest =
             |arg: Option<&'a Expr>| longest_wait(&bound, limit, arg, &facts, self.scope, locals);
-        let delays = self.delays(body, &values, false, &longest);
+        let delays = self.delays_of(&waits, &longest);
         // A `for` over a list of alternatives (addresses, mirrors) tries each once: not a retry.
         if let Expr::ForLoop(f) = l {
             // `for i in 0..resolvers.len() { resolvers[i].lookup(..) }` tries each one too.
@@ -480,6 +485,7 @@ impl<'a> Builder<'a, '_> {
             blind,
             resend_safe: resends_only_unprocessed(&result),
             evidence: Vec::new(),
+            supervisor,
             kind: SiteKind::Loop,
             head,
             bound,
@@ -553,6 +559,13 @@ impl<'a> Builder<'a, '_> {
         enter_async: bool,
         longest: &dyn Fn(Option<&'a Expr>) -> Option<f64>,
     ) -> Vec<Delay> {
+        let waits = self.waits(body, values, enter_async);
+        self.delays_of(&waits, longest)
+    }
+
+    /// The waits of a body, before their lengths are judged: sleeps, waits of other files, and
+    /// calls of this file's waiting helpers (with the taint of the helper's sleep).
+    fn waits(&self, body: &'a Block, values: &ValueCx<'a, '_>, enter_async: bool) -> Waits<'a> {
         let _guard = crate::budget::enter();
         let mut finder = SleepFinder {
             scope: self.scope,
@@ -562,43 +575,66 @@ impl<'a> Builder<'a, '_> {
             enter_async,
         };
         finder.visit_block(body);
+        let helpers = finder
+            .helper_calls
+            .into_iter()
+            .filter_map(|(call, name, args)| {
+                let slept = self.helper_sleep_taint(&name, &args, values);
+                // A helper of this file named for waiting whose wait is not a plain sleep
+                // (`timeout(d, cancel.cancelled())`, several `cfg` variants): a wait all the same.
+                (slept.is_some() || (names::is_wait_like_name(&name) && !args.is_empty()))
+                    .then_some((call, slept))
+            })
+            .collect();
+        let sleeps = finder
+            .sleeps
+            .into_iter()
+            .map(|(call, arg, blocking)| {
+                let taint = arg.map_or(Taint::default(), |a| values.taint(a));
+                (call, arg, blocking, taint)
+            })
+            .collect();
+        Waits {
+            sleeps,
+            unknown: finder.unknown_waits,
+            helpers,
+        }
+    }
+
+    /// The delays of `waits`; `longest` works out how long a growing wait without a cap gets.
+    fn delays_of(
+        &self,
+        waits: &Waits<'a>,
+        longest: &dyn Fn(Option<&'a Expr>) -> Option<f64>,
+    ) -> Vec<Delay> {
+        let _guard = crate::budget::enter();
         let mut out = Vec::new();
-        for (call, arg, blocking) in finder.sleeps {
-            let t = arg.map_or(Taint::default(), |a| values.taint(a));
-            let mut d = delay_of(self.index.of(call), t);
-            d.blocking = blocking;
+        for (call, arg, blocking, t) in &waits.sleeps {
+            let mut d = delay_of(self.index.of(*call), *t);
+            d.blocking = *blocking;
             if d.kind == DelayKind::Growing && !d.capped {
-                d.longest_secs = longest(arg);
+                d.longest_secs = longest(*arg);
             }
             out.push(d);
         }
-        for call in finder.unknown_waits {
-            out.push(delay_of(
-                self.index.of(call),
-                Taint {
-                    opaque: true,
-                    ..Taint::default()
-                },
-            ));
+        let opaque = Taint {
+            opaque: true,
+            ..Taint::default()
+        };
+        for call in &waits.unknown {
+            out.push(delay_of(self.index.of(*call), opaque));
         }
-        for (call, name, args) in finder.helper_calls {
-            if let Some((t, blocking)) = self.helper_sleep_taint(&name, &args, values) {
-                let mut d = delay_of(self.index.of(call), t);
-                d.blocking = blocking;
-                if d.kind == DelayKind::Growing && !d.capped {
-                    d.longest_secs = longest(None);
+        for (call, slept) in &waits.helpers {
+            match slept {
+                Some((t, blocking)) => {
+                    let mut d = delay_of(self.index.of(*call), *t);
+                    d.blocking = *blocking;
+                    if d.kind == DelayKind::Growing && !d.capped {
+                        d.longest_secs = longest(None);
+                    }
+                    out.push(d);
                 }
-                out.push(d);
-            } else if names::is_wait_like_name(&name) && !args.is_empty() {
-                // A helper of this file named for waiting whose wait is not a plain sleep
-                // (`timeout(d, cancel.cancelled())`, several `cfg` variants): a wait all the same.
-                out.push(delay_of(
-                    self.index.of(call),
-                    Taint {
-                        opaque: true,
-                        ..Taint::default()
-                    },
-                ));
+                None => out.push(delay_of(self.index.of(*call), opaque)),
             }
         }
         out.sort_by_key(|d| d.span.start);
@@ -850,6 +886,7 @@ impl<'a> Builder<'a, '_> {
             blind,
             resend_safe: resends_only_unprocessed(&result),
             evidence: Vec::new(),
+            supervisor: false,
             kind: SiteKind::Recursion,
             head,
             bound,
@@ -941,6 +978,7 @@ fn helper_site(head: Span, keys: Vec<super::PerAttemptKey>, facts: AttemptFacts)
         blind: false,
         resend_safe: false,
         evidence: Vec::new(),
+        supervisor: false,
     }
 }
 
@@ -1360,6 +1398,35 @@ fn is_retry_shape(r: &FlowResult) -> bool {
         return false;
     }
     true
+}
+
+/// A loop that runs a long-running operation (a session, a reconciliation, a watch) again
+/// whenever it ends, and pauses only when it ended in failure: it never stops by design (no way
+/// out on success), goes round at once after a normal end and always waits after a failure.
+/// The operation is a session, not a receive or a poll: an event loop that pauses after a
+/// failed `recv` is not one.
+fn is_supervisor(r: &FlowResult) -> bool {
+    if r.success_exit {
+        return false;
+    }
+    let failing: Vec<_> = r
+        .continues
+        .iter()
+        .filter(|c| c.outcome.may_fail() && !c.readiness && !c.exhausted)
+        .collect();
+    let ended: Vec<_> = r
+        .continues
+        .iter()
+        .filter(|c| c.outcome == Outcome::Success)
+        .collect();
+    !failing.is_empty()
+        && !ended.is_empty()
+        && failing.iter().all(|c| c.waited)
+        && ended.iter().all(|c| !c.waited)
+        && failing
+            .iter()
+            .chain(&ended)
+            .all(|c| c.op.as_deref().is_some_and(names::is_session_operation))
 }
 
 /// `while res.is_err()` / `while let Err(_) = op()`: the body runs on failure.
@@ -2291,6 +2358,31 @@ impl<'a> Visit<'a> for LoopFinder<'a, '_> {
 
 /// Finds the sleeps of a body (not inside closures, async blocks, nested loops or items), and
 /// calls of local functions that may sleep.
+/// The waits of a body (see [`Builder::waits`]).
+struct Waits<'a> {
+    /// Each sleep, its duration argument, whether it blocks the thread, and what flows into
+    /// the duration.
+    sleeps: Vec<(&'a Expr, Option<&'a Expr>, bool, Taint)>,
+    /// Calls of other files' functions named for waiting.
+    unknown: Vec<&'a Expr>,
+    /// Calls of this file's waiting helpers, with the taint of the helper's sleep when it is
+    /// a plain one.
+    helpers: Vec<(&'a Expr, Option<(Taint, bool)>)>,
+}
+
+impl Waits<'_> {
+    /// The addresses of the wait calls, for the flow to tell which paths wait.
+    fn calls(&self) -> std::collections::HashSet<usize> {
+        self.sleeps
+            .iter()
+            .map(|w| w.0)
+            .chain(self.unknown.iter().copied())
+            .chain(self.helpers.iter().map(|h| h.0))
+            .map(|e| std::ptr::from_ref(e) as usize)
+            .collect()
+    }
+}
+
 struct SleepFinder<'a, 'c> {
     scope: &'c FileScope<'a>,
     /// Each wait, its duration argument, and whether it blocks the thread.
