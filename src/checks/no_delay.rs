@@ -1,13 +1,25 @@
 //! RA011 no-delay: the site goes round again with no wait at all.
 
-use super::{label, Context};
+use super::{label, site_label, Context};
 use crate::model::{RetrySite, SiteKind};
 use crate::registry::Rule;
 
 pub(super) fn check(site: &RetrySite, cx: &mut Context<'_>) {
     // A deliberate immediate re-run of one picked-out condition (a name collision, a stale
     // pooled connection) is not a storm; a blind resend is.
-    if site.kind == SiteKind::Helper || !site.delays.is_empty() || !site.blind {
+    if site.kind == SiteKind::Helper {
+        return;
+    }
+    if let Some(path) = site.unpaced {
+        cx.report(
+            Rule::NoDelay,
+            label(path, "this way round retries at once, skipping the wait"),
+            vec![site_label(site)],
+            Vec::new(),
+        );
+        return;
+    }
+    if !site.delays.is_empty() || !site.blind {
         return;
     }
     let mut secondary = Vec::new();

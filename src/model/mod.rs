@@ -122,6 +122,8 @@ pub struct RetrySite {
     /// A supervisor: it restarts a long-running operation for ever by design, pausing after a
     /// failure. Only the rules about its pauses apply.
     pub supervisor: bool,
+    /// A way round after a failure that skips every wait the site has elsewhere.
+    pub unpaced: Option<Span>,
 }
 
 impl RetrySite {
@@ -156,6 +158,7 @@ impl RetrySite {
             resend_safe: true,
             evidence: Vec::new(),
             supervisor: false,
+            unpaced: None,
         }
     }
 }

@@ -384,6 +384,7 @@ impl<'a> Builder<'a, '_> {
         let label_name = label.map(|l| l.name.ident.to_string());
         let mut flow = Flow::new(self.index, &status, &facts, label_name, Mode::Loop);
         flow.waits = waits.calls();
+        flow.waits.extend(timed_calls(body));
         if let Expr::While(w) = l {
             if !matches!(&*w.cond, Expr::Let(_)) {
                 flow.flag_vars = facts
@@ -480,12 +481,18 @@ impl<'a> Builder<'a, '_> {
             .map(|c| c.err_arm.unwrap_or(c.span));
         let per_attempt = AttemptFacts::of_expr(l, self.scope, self.index, Some(locals));
         let blind = is_blind(&result, body);
+        let unpaced = if delays.is_empty() {
+            None
+        } else {
+            unpaced_path(&result)
+        };
         let has_keys = !keys.is_empty();
         Some(RetrySite {
             blind,
             resend_safe: resends_only_unprocessed(&result),
             evidence: Vec::new(),
             supervisor,
+            unpaced,
             kind: SiteKind::Loop,
             head,
             bound,
@@ -887,6 +894,7 @@ impl<'a> Builder<'a, '_> {
             resend_safe: resends_only_unprocessed(&result),
             evidence: Vec::new(),
             supervisor: false,
+            unpaced: None,
             kind: SiteKind::Recursion,
             head,
             bound,
@@ -979,6 +987,7 @@ fn helper_site(head: Span, keys: Vec<super::PerAttemptKey>, facts: AttemptFacts)
         resend_safe: false,
         evidence: Vec::new(),
         supervisor: false,
+        unpaced: None,
     }
 }
 
@@ -1427,6 +1436,34 @@ fn is_supervisor(r: &FlowResult) -> bool {
             .iter()
             .chain(&ended)
             .all(|c| c.op.as_deref().is_some_and(names::is_session_operation))
+}
+
+/// A way round after a failure that never waits, in a loop that waits on other ways round:
+/// every path reaching that `continue` (or the end of the body) skipped the waits. Only a
+/// counted or blind resend: an uncounted re-run of one picked-out error (a stale pooled
+/// connection) is a protocol step.
+fn unpaced_path(r: &FlowResult) -> Option<Span> {
+    let failing = |c: &&super::flow::Continue| {
+        c.outcome.may_fail() && !c.readiness && !c.exhausted && c.status.is_none()
+    };
+    // An operation that failed by timing out waited out its timeout.
+    let timed = |c: &&super::flow::Continue| {
+        c.op.as_deref()
+            .is_some_and(|op| op.to_ascii_lowercase().contains("timeout"))
+    };
+    r.continues
+        .iter()
+        .filter(failing)
+        .filter(|c| !c.waited && !timed(c) && (c.stepped || !c.picked))
+        .find(|c| {
+            // Every path that goes round here skipped the waits, and some other way round waits.
+            r.continues
+                .iter()
+                .filter(|o| o.span == c.span)
+                .all(|o| !o.waited)
+                && r.continues.iter().any(|o| o.waited && o.span != c.span)
+        })
+        .map(|c| c.span)
 }
 
 /// `while res.is_err()` / `while let Err(_) = op()`: the body runs on failure.
@@ -2358,6 +2395,34 @@ impl<'a> Visit<'a> for LoopFinder<'a, '_> {
 
 /// Finds the sleeps of a body (not inside closures, async blocks, nested loops or items), and
 /// calls of local functions that may sleep.
+/// The addresses of the calls of a body that wait for up to a time they are given
+/// (`rx.recv_timeout(d)`, `sub.next_timeout(d)`, `timeout(d, op)`): a path through one that
+/// failed has waited.
+fn timed_calls(body: &Block) -> std::collections::HashSet<usize> {
+    struct Timed(std::collections::HashSet<usize>);
+    impl<'a> Visit<'a> for Timed {
+        fn visit_expr(&mut self, e: &'a Expr) {
+            let _guard = crate::budget::enter();
+            let named = match e {
+                Expr::MethodCall(m) if !m.args.is_empty() => Some(m.method.to_string()),
+                Expr::Call(c) if !c.args.is_empty() => {
+                    names::callee_path(&c.func).and_then(names::last)
+                }
+                _ => None,
+            };
+            if named.is_some_and(|n| n.to_ascii_lowercase().contains("timeout")) {
+                self.0.insert(std::ptr::from_ref(e) as usize);
+            }
+            syn::visit::visit_expr(self, e);
+        }
+
+        fn visit_item(&mut self, _: &'a syn::Item) {}
+    }
+    let mut found = Timed(std::collections::HashSet::new());
+    found.visit_block(body);
+    found.0
+}
+
 /// The waits of a body (see [`Builder::waits`]).
 struct Waits<'a> {
     /// Each sleep, its duration argument, whether it blocks the thread, and what flows into
