@@ -916,6 +916,10 @@ impl<'a, 'c> Flow<'a, 'c> {
     fn match_expr(&mut self, m: &'a syn::ExprMatch, states: Vec<PathState>) -> Vec<PathState> {
         let _guard = crate::budget::enter();
         let states = self.expr(&m.expr, states);
+        let gate = self.gate_bound(m);
+        if gate.is_some() {
+            self.result.bounded_by = gate;
+        }
         // A match on an HTTP status: every arm names statuses or catches the rest (an arm on
         // `tonic::Code::Unavailable` says the scrutinee is something else).
         let is_status = (self.status.is_status_expr(&m.expr)
@@ -1031,7 +1035,8 @@ impl<'a, 'c> Flow<'a, 'c> {
                 earlier_kinds
             };
             let mut arm_picked = specific_err;
-            let mut arm_bound = scrutinee_bound.or(earlier_bound);
+            // Past a budget gate, a path has passed its limit test.
+            let mut arm_bound = scrutinee_bound.or(earlier_bound).or(gate);
             if let Some((_, g)) = &arm.guard {
                 if let Some(k) = self.bound_kind_of(g) {
                     arm_bound = Some(k);
@@ -1110,6 +1115,30 @@ impl<'a, 'c> Flow<'a, 'c> {
             out.extend(res);
         }
         merge(out)
+    }
+
+    /// A budget gate: `match budget.before_round(..) { Ok(()) => {}, Err(Stop::AttemptsExhausted)
+    /// => break, Err(Stop::DeadlineExhausted) => return .. }`. Every `Err` arm names a used-up
+    /// attempt count or time and leaves the loop, and `Ok` goes on: the loop is bounded by it
+    /// (by a deadline when an arm names one).
+    fn gate_bound(&self, m: &'a syn::ExprMatch) -> Option<BoundKind> {
+        let mut kind = None;
+        for arm in &m.arms {
+            match pat_outcome(&arm.pat) {
+                Some(Outcome::Failure) if arm.guard.is_none() && leaves(&arm.body) => {
+                    let text = self.index.text(self.index.of(&arm.pat));
+                    match names::exhaustion_kind(text)? {
+                        BoundKind::Deadline => kind = Some(BoundKind::Deadline),
+                        k => {
+                            kind.get_or_insert(k);
+                        }
+                    }
+                }
+                Some(Outcome::Success) if is_empty_body(&arm.body) => {}
+                _ => return None,
+            }
+        }
+        kind
     }
 
     /// Whether a condition inspects the error bound by the enclosing `Err(e)` arm.
@@ -1348,7 +1377,7 @@ fn err_status_pattern(pat: &Pat) -> Option<&Pat> {
 }
 
 /// `Some(err)` → Failure, `None` → Success, for a match on an optional error.
-fn option_outcome(pat: &Pat) -> Option<Outcome> {
+pub(super) fn option_outcome(pat: &Pat) -> Option<Outcome> {
     match pat {
         Pat::TupleStruct(t) if names::last(&t.path).as_deref() == Some("Some") => {
             Some(Outcome::Failure)
@@ -1490,5 +1519,26 @@ pub fn short(text: &str) -> String {
         format!("{cut}...")
     } else {
         one
+    }
+}
+
+/// Whether an arm's body leaves the loop: it is, or ends with, a `break` or a `return`.
+fn leaves(e: &Expr) -> bool {
+    match e {
+        Expr::Break(_) | Expr::Return(_) => true,
+        Expr::Block(b) => b.block.stmts.iter().any(|st| match st {
+            Stmt::Expr(e, _) => matches!(e, Expr::Break(_) | Expr::Return(_)),
+            _ => false,
+        }),
+        _ => false,
+    }
+}
+
+/// `{}` or `()`: an arm that does nothing.
+fn is_empty_body(e: &Expr) -> bool {
+    match e {
+        Expr::Block(b) => b.block.stmts.is_empty(),
+        Expr::Tuple(t) => t.elems.is_empty(),
+        _ => false,
     }
 }

@@ -234,6 +234,41 @@ pub fn is_session_operation(name: &str) -> bool {
     words.iter().any(session) && !words.iter().any(single)
 }
 
+/// What an error variant's name says was used up, for a budget's verdict
+/// (`Stop::AttemptsExhausted`, `BudgetError::DeadlineExceeded`): the attempts (a counter) or
+/// the time (a deadline). `None`: it names something else.
+pub fn exhaustion_kind(text: &str) -> Option<super::BoundKind> {
+    let t = text.to_ascii_lowercase().replace('_', "");
+    let used_up = [
+        "exhausted",
+        "exceeded",
+        "gaveup",
+        "giveup",
+        "outof",
+        "toomany",
+        "budget",
+    ];
+    if !used_up.iter().any(|w| t.contains(w)) {
+        return None;
+    }
+    if ["deadline", "timebudget", "elapsed", "expired"]
+        .iter()
+        .any(|w| t.contains(w))
+    {
+        Some(super::BoundKind::Deadline)
+    } else {
+        Some(super::BoundKind::Counter)
+    }
+}
+
+/// A method that hands out the next of a set of alternatives (an endpoint, a host, a slot):
+/// `next`, `pick_next`, `next_endpoint`, `pop_front`.
+pub fn is_next_alternative(name: &str) -> bool {
+    matches!(name, "next" | "pop" | "pop_front" | "pop_back" | "advance")
+        || name.starts_with("next_")
+        || name.starts_with("pick")
+}
+
 /// A variable holding a classifier's verdict that the attempt failed and is worth another:
 /// `should_retry`, `retryable`, `need_retry`.
 pub fn is_retry_verdict_name(name: &str) -> bool {

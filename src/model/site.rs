@@ -438,6 +438,17 @@ impl<'a> Builder<'a, '_> {
                 }
             }
         }
+        // `let idx = match hosts.pick_next() { Some(i) => i, None => break };` then
+        // `connect(idx)`: each pass draws the next alternative, a search, not a retry.
+        if let Expr::Loop(lp) = l {
+            let drawn = drawn_alternatives(&lp.body);
+            if drawn
+                .iter()
+                .any(|v| !names::is_retry_word(v) && tested_ops_mention(&result, self.index, v))
+            {
+                return None;
+            }
+        }
         // An attempt counter: the `for` range, or a count stepped on a path that goes round
         // again or tested on a way out (not any `+= 1` in the body, such as a tally of items).
         // Following redirects or a cursor: the operation's input is replaced by what the last
@@ -2048,6 +2059,52 @@ fn tested_ops_mention(r: &FlowResult, index: &LineIndex<'_>, var: &str) -> bool 
     })
 }
 
+/// The names a loop body binds, at its top, to the next of a set of alternatives, leaving when
+/// there is none: `let idx = match tracker.pick_next() { Some(i) => i, None => break };`,
+/// `let Some(host) = hosts.next() else { return Err(e) };`.
+fn drawn_alternatives(body: &Block) -> Vec<String> {
+    let draws = |e: &Expr| {
+        let mut e = e;
+        while let Expr::Await(a) = e {
+            e = &a.base;
+        }
+        matches!(e, Expr::MethodCall(m) if names::is_next_alternative(&m.method.to_string()))
+    };
+    let mut out = Vec::new();
+    for st in &body.stmts {
+        let syn::Stmt::Local(local) = st else {
+            continue;
+        };
+        let Some(init) = &local.init else { continue };
+        let is_draw = match (&*init.expr, &init.diverge) {
+            (e, Some((_, otherwise))) => draws(e) && leaves_block(otherwise),
+            (Expr::Match(m), None) => {
+                draws(&m.expr)
+                    && m.arms.iter().any(|a| {
+                        super::flow::option_outcome(&a.pat).is_some() && leaves_block(&a.body)
+                    })
+            }
+            _ => false,
+        };
+        if is_draw {
+            pat_bindings(&local.pat, &mut out);
+        }
+    }
+    out
+}
+
+/// Whether an expression leaves the loop or returns: `break`, `return`, or a block ending so.
+fn leaves_block(e: &Expr) -> bool {
+    match e {
+        Expr::Break(_) | Expr::Return(_) => true,
+        Expr::Block(b) => b.block.stmts.iter().any(|st| {
+            matches!(st, syn::Stmt::Expr(Expr::Break(_) | Expr::Return(_), _))
+                || matches!(st, syn::Stmt::Expr(Expr::If(_), _) if names::text(st).contains("break"))
+        }),
+        _ => false,
+    }
+}
+
 /// An I/O operation whose failure is logged before going round again: a retry even without a
 /// pause or a counter (a compare-and-swap or a parse loop neither logs nor does I/O).
 fn logs_and_does_io(l: &Expr, result: &FlowResult) -> bool {
@@ -2506,7 +2563,11 @@ impl<'a> Visit<'a> for SleepFinder<'a, '_> {
                 } else if name == "tick" && m.args.is_empty() {
                     // `interval.tick().await`: waits the interval's fixed period.
                     self.sleeps.push((e, None, false));
-                } else if matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self")) {
+                } else if matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self"))
+                    || self.scope.function(&name).is_some()
+                {
+                    // `self.pause(..)`, or `budget.before_round(..)` where the file defines
+                    // the one method of that name: a helper of this file that may wait.
                     self.helper_calls.push((e, name, m.args.iter().collect()));
                 }
                 syn::visit::visit_expr(self, e);
