@@ -111,6 +111,7 @@ const PACING: &[Rule] = &[
     Rule::MissingJitter,
     Rule::UncappedBackoff,
     Rule::BlockingSleepInAsync,
+    Rule::NoDelay,
 ];
 
 /// RA010 for a call to a function that retries in another file.

@@ -409,8 +409,13 @@ impl<'a> Builder<'a, '_> {
         }
         // A supervisor restarts a long-running operation for ever, pausing only after it
         // failed: a site for the pacing rules only.
-        let supervisor = !is_retry_shape(&result) && is_supervisor(&result);
-        if !supervisor && !is_retry_shape(&result) {
+        let retry_shape = is_retry_shape(&result);
+        let supervisor = if retry_shape {
+            restarts_session(&result)
+        } else {
+            is_supervisor(&result)
+        };
+        if !supervisor && !retry_shape {
             return None;
         }
         let bound = Self::loop_bound(l, &result, &facts, locals, in_timeout);
@@ -1475,6 +1480,18 @@ fn unpaced_path(r: &FlowResult) -> Option<Span> {
                 && r.continues.iter().any(|o| o.waited && o.span != c.span)
         })
         .map(|c| c.span)
+}
+
+/// A retry whose every failing way round restarts a session operation (`while
+/// worker.run().is_err() { .. }`): a supervisor, meant to go on for ever.
+fn restarts_session(r: &FlowResult) -> bool {
+    let mut failing = r
+        .continues
+        .iter()
+        .filter(|c| c.outcome.may_fail() && !c.readiness && !c.exhausted)
+        .peekable();
+    failing.peek().is_some()
+        && failing.all(|c| c.op.as_deref().is_some_and(names::is_session_operation))
 }
 
 /// `while res.is_err()` / `while let Err(_) = op()`: the body runs on failure.
