@@ -223,8 +223,13 @@ impl<'a> Builder<'a, '_> {
         let before = self.sites.len();
         let imports_before = self.scope.used_count();
         let mut retries_at: Option<Span> = None;
+        let started_at = if finder.loops.is_empty() {
+            Vec::new()
+        } else {
+            spawns(f.block, self.index)
+        };
         for (l, in_timeout, in_async) in finder.loops {
-            if let Some(mut site) = self.loop_site(l, locals(), &name, in_timeout) {
+            if let Some(mut site) = self.loop_site(l, locals(), &name, in_timeout, &started_at) {
                 site.in_async = in_async;
                 retries_at.get_or_insert(site.head);
                 self.sites.push(site);
@@ -317,12 +322,14 @@ impl<'a> Builder<'a, '_> {
         }
     }
 
+    /// `started_at`: where the function starts a thread, task or process (see [`spawns`]).
     fn loop_site(
         &self,
         l: &'a Expr,
         locals: &Locals<'a>,
         fn_name: &str,
         in_timeout: bool,
+        started_at: &[usize],
     ) -> Option<RetrySite> {
         let _guard = crate::budget::enter();
         let (body, label, head, start, extra_counters, loop_vars) = match l {
@@ -409,6 +416,11 @@ impl<'a> Builder<'a, '_> {
         }
         // A supervisor restarts a long-running operation for ever, pausing only after it
         // failed: a site for the pacing rules only.
+        // Probing what the function has just started (a test server, a child process) until it
+        // answers is a readiness wait, not a retry.
+        if started_at.iter().any(|at| *at < head.start) && is_readiness_probe(l, &result) {
+            return None;
+        }
         let retry_shape = is_retry_shape(&result);
         let supervisor = if retry_shape {
             restarts_session(&result)
@@ -1480,6 +1492,65 @@ fn unpaced_path(r: &FlowResult) -> Option<Span> {
                 && r.continues.iter().any(|o| o.waited && o.span != c.span)
         })
         .map(|c| c.span)
+}
+
+/// Where a function body starts something that runs beside it (the file offsets where the
+/// calls end, so that a loop inside the started task is after none of them): a thread, a
+/// task, a process (`thread::spawn`, `tokio::spawn`,
+/// `Command::new(..).spawn()`).
+fn spawns(body: &Block, index: &LineIndex<'_>) -> Vec<usize> {
+    struct Spawn<'i, 'a>(&'i LineIndex<'a>, Vec<usize>);
+    impl<'ast> Visit<'ast> for Spawn<'_, '_> {
+        fn visit_expr(&mut self, e: &'ast Expr) {
+            let _guard = crate::budget::enter();
+            let call = match e {
+                Expr::MethodCall(m) => Some((&m.method, m.paren_token.span.close())),
+                Expr::Call(c) => match &*c.func {
+                    Expr::Path(p) => p
+                        .path
+                        .segments
+                        .last()
+                        .map(|s| (&s.ident, c.paren_token.span.close())),
+                    _ => None,
+                },
+                _ => None,
+            };
+            if let Some((id, close)) = call {
+                if matches!(
+                    id.to_string().as_str(),
+                    "spawn" | "spawn_blocking" | "spawn_local"
+                ) {
+                    self.1.push(self.0.span(close).end);
+                }
+            }
+            syn::visit::visit_expr(self, e);
+        }
+
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    let mut found = Spawn(index, Vec::new());
+    found.visit_block(body);
+    found.1
+}
+
+/// A loop that waits for something to come up by probing it: every operation it tests
+/// (in its body, or its `while` condition) connects, pings or asks for health or readiness.
+fn is_readiness_probe(l: &Expr, r: &FlowResult) -> bool {
+    let probes = |n: &String| {
+        let n = n.to_ascii_lowercase();
+        ["connect", "ping", "health", "ready", "probe", "alive"]
+            .iter()
+            .any(|w| n.contains(w))
+    };
+    let mut ops = r.tested_ops.clone();
+    if let Expr::While(w) = l {
+        let cond = match &*w.cond {
+            Expr::Let(le) => &*le.expr,
+            other => other,
+        };
+        ops.extend(names::last_call(cond));
+    }
+    !ops.is_empty() && ops.iter().all(probes)
 }
 
 /// A retry whose every failing way round restarts a session operation (`while
