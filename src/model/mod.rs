@@ -16,6 +16,7 @@ mod span;
 mod status;
 mod strategy;
 mod values;
+mod verdicts;
 
 pub(crate) use names::is_retry_word;
 pub use policies::{may_have_policies, PolicyAdvice};

@@ -239,8 +239,14 @@ impl<'a> Builder<'a, '_> {
             retries_at.get_or_insert(self.index.of(call));
             let keys = per_attempt_keys(closure, self.scope, self.index, &name);
             let facts = AttemptFacts::of_expr(closure, self.scope, self.index, Some(locals()));
-            self.sites
-                .push(helper_site(self.index.of(call), keys, facts));
+            let mut site = helper_site(self.index.of(call), keys, facts);
+            // `backoff::Error::Transient { .. }` in the arms of a status match: those statuses
+            // are what goes round again.
+            if let Some(v) = super::verdicts::verdicts(closure, self.scope, locals(), self.index) {
+                site.resend_safe = v.resend_safe();
+                site.statuses = v.statuses;
+            }
+            self.sites.push(site);
         }
         match retry_attribute(f.attrs) {
             Some(RetryAttr::Retryable) => {

@@ -81,7 +81,15 @@ impl StatusEval<'_, '_> {
             },
             Expr::Path(p) => self
                 .status_path_code(&p.path)
-                .or_else(|| self.file.follow_constant(&p.path, |c| self.code(c))),
+                .or_else(|| self.file.follow_constant(&p.path, |c| self.code(c)))
+                .or_else(|| {
+                    // `let overloaded = StatusCode::from_u16(529).expect(..);`
+                    let id = p.path.get_ident()?.to_string();
+                    match self.locals.lets.get(&id).map(Vec::as_slice) {
+                        Some([one]) => self.file.follow(one, |v| self.code(v)),
+                        _ => None,
+                    }
+                }),
             Expr::Call(c) => {
                 let last = names::callee_path(&c.func).and_then(names::last)?;
                 match last.as_str() {
