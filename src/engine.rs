@@ -108,8 +108,9 @@ pub struct CrateFacts {
     /// define (a name the file defines is taken to mean its own function, which the per-file
     /// check covers).
     pub calls: Vec<SiteCall>,
-    /// The functions and constants the file defines (sorted): the crate's index of names.
-    pub defines: Vec<String>,
+    /// The functions and constants the file defines, as [`model::name_key`]s: the crate's index of
+    /// names (a few bytes per name for every file of a large scan).
+    pub defines: Vec<u64>,
     /// Functions and constants the analysis of the file looked for and found nowhere in view
     /// (sorted): another file of the crate that defines one is worth importing
     /// ([`check_with_imports`]).
@@ -312,16 +313,8 @@ fn check_within_budget(
     // Only what the crate-wide pass needs is kept (most files have nothing), not the file's
     // every function name: memory stays bounded by the files in flight.
     let defines = |name: &String| file_model.defined_fns.binary_search(name).is_ok();
-    let mut names: Vec<String> = file_model
-        .defined_fns
-        .iter()
-        .chain(&file_model.defined_consts)
-        .cloned()
-        .collect();
-    names.sort();
-    names.dedup();
     let facts = CrateFacts {
-        defines: names,
+        defines: file_model.defined_keys.clone(),
         unresolved: if file_model.sites.is_empty() {
             Vec::new()
         } else {

@@ -345,10 +345,10 @@ fn recheck_with_crate(
 ) -> usize {
     let mut work: Vec<(usize, Vec<usize>)> = Vec::new();
     for members in crates {
-        let mut defined: HashMap<&str, Vec<usize>> = HashMap::new();
+        let mut defined: HashMap<u64, Vec<usize>> = HashMap::new();
         for &i in members {
-            for name in facts[i].iter().flat_map(|f| &f.defines) {
-                defined.entry(name.as_str()).or_default().push(i);
+            for key in facts[i].iter().flat_map(|f| &f.defines) {
+                defined.entry(*key).or_default().push(i);
             }
         }
         for &i in members {
@@ -356,9 +356,14 @@ fn recheck_with_crate(
             let mut from: Vec<usize> = f
                 .unresolved
                 .iter()
-                .filter_map(|name| match defined.get(name.as_str()).map(Vec::as_slice) {
-                    Some([only]) if *only != i => Some(*only),
-                    _ => None,
+                .filter_map(|name| {
+                    match defined
+                        .get(&crate::model::name_key(name))
+                        .map(Vec::as_slice)
+                    {
+                        Some([only]) if *only != i => Some(*only),
+                        _ => None,
+                    }
                 })
                 .collect();
             if from.is_empty() {

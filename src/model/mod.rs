@@ -62,6 +62,17 @@ impl Extensions {
     }
 }
 
+/// The key of a function or constant name in the crate's index (`engine::CrateFacts::defines`): a
+/// hash, so two names may share one, which costs a useless second look at a file, never a
+/// wrong fact (the definitions are then looked up by name).
+#[must_use]
+pub fn name_key(name: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    name.hash(&mut h);
+    h.finish()
+}
+
 /// Everything the rules need to know about one file.
 #[derive(Clone, Debug, Default)]
 pub struct FileModel {
@@ -71,8 +82,9 @@ pub struct FileModel {
     pub retrying_fns: Vec<(String, Span)>,
     /// Every function and method name the file defines (sorted).
     pub defined_fns: Vec<String>,
-    /// Every `const` and `static` the file defines (sorted).
-    pub defined_consts: Vec<String>,
+    /// Every function, method, `const` and `static` name the file defines, as
+    /// [`name_key`]s (sorted, without duplicates).
+    pub defined_keys: Vec<u64>,
     /// Functions and constants the analysis looked for and found neither in the file nor in
     /// the imported definitions: what other files of the crate may define (sorted).
     pub unresolved: Vec<String>,

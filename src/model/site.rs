@@ -46,8 +46,14 @@ pub fn extract_in(
     }
     let mut defined: Vec<String> = scope.fns.keys().cloned().collect();
     defined.sort();
-    let mut defined_consts: Vec<String> = scope.consts.keys().cloned().collect();
-    defined_consts.sort();
+    let defined_consts: Vec<&String> = scope.consts.keys().collect();
+    let mut defined_keys: Vec<u64> = defined
+        .iter()
+        .chain(defined_consts)
+        .map(|n| super::name_key(n))
+        .collect();
+    defined_keys.sort_unstable();
+    defined_keys.dedup();
     for (other, path) in imports {
         scope.import(other, path);
     }
@@ -78,7 +84,7 @@ pub fn extract_in(
         sites: b.sites,
         retrying_fns: b.retrying_fns,
         defined_fns: defined,
-        defined_consts,
+        defined_keys,
         unresolved: scope.missed(),
         imported: scope.used_imports(0),
     }
@@ -393,11 +399,10 @@ impl<'a> Builder<'a, '_> {
             params: None,
             current_fn: fn_name,
         };
-        let waits = self.waits(body, &values, false);
+        let waits = self.waits(body, fn_name, false);
         let label_name = label.map(|l| l.name.ident.to_string());
         let mut flow = Flow::new(self.index, &status, &facts, label_name, Mode::Loop);
         flow.waits = waits.calls();
-        flow.waits.extend(timed_calls(body));
         if let Expr::While(w) = l {
             if !matches!(&*w.cond, Expr::Let(_)) {
                 flow.flag_vars = facts
@@ -440,7 +445,7 @@ impl<'a> Builder<'a, '_> {
         let limit = attempt_limit(Some(l), body, &facts, self.scope, locals);
         let longest =
             |arg: Option<&'a Expr>| longest_wait(&bound, limit, arg, &facts, self.scope, locals);
-        let delays = self.delays_of(&waits, &longest);
+        let delays = self.delays_of(&waits, &values, &longest);
         // A `for` over a list of alternatives (addresses, mirrors) tries each once: not a retry.
         if let Expr::ForLoop(f) = l {
             // `for i in 0..resolvers.len() { resolvers[i].lookup(..) }` tries each one too.
@@ -600,19 +605,20 @@ impl<'a> Builder<'a, '_> {
         enter_async: bool,
         longest: &dyn Fn(Option<&'a Expr>) -> Option<f64>,
     ) -> Vec<Delay> {
-        let waits = self.waits(body, values, enter_async);
-        self.delays_of(&waits, longest)
+        let waits = self.waits(body, values.current_fn, enter_async);
+        self.delays_of(&waits, values, longest)
     }
 
     /// The waits of a body, before their lengths are judged: sleeps, waits of other files, and
     /// calls of this file's waiting helpers (with the taint of the helper's sleep).
-    fn waits(&self, body: &'a Block, values: &ValueCx<'a, '_>, enter_async: bool) -> Waits<'a> {
+    fn waits(&self, body: &'a Block, current_fn: &str, enter_async: bool) -> Waits<'a> {
         let _guard = crate::budget::enter();
         let mut finder = SleepFinder {
             scope: self.scope,
             sleeps: Vec::new(),
             unknown_waits: Vec::new(),
             helper_calls: Vec::new(),
+            timed: Vec::new(),
             enter_async,
         };
         finder.visit_block(body);
@@ -620,38 +626,34 @@ impl<'a> Builder<'a, '_> {
             .helper_calls
             .into_iter()
             .filter_map(|(call, name, args)| {
-                let slept = self.helper_sleep_taint(&name, &args, values);
+                let plain = self.helper_sleep(&name, current_fn).is_some();
                 // A helper of this file named for waiting whose wait is not a plain sleep
                 // (`timeout(d, cancel.cancelled())`, several `cfg` variants): a wait all the same.
-                (slept.is_some() || (names::is_wait_like_name(&name) && !args.is_empty()))
-                    .then_some((call, slept))
-            })
-            .collect();
-        let sleeps = finder
-            .sleeps
-            .into_iter()
-            .map(|(call, arg, blocking)| {
-                let taint = arg.map_or(Taint::default(), |a| values.taint(a));
-                (call, arg, blocking, taint)
+                (plain || (names::is_wait_like_name(&name) && !args.is_empty()))
+                    .then_some((call, name, args, plain))
             })
             .collect();
         Waits {
-            sleeps,
+            sleeps: finder.sleeps,
             unknown: finder.unknown_waits,
             helpers,
+            timed: finder.timed,
         }
     }
 
-    /// The delays of `waits`; `longest` works out how long a growing wait without a cap gets.
+    /// The delays of `waits`, with what flows into each; `longest` works out how long a
+    /// growing wait without a cap gets.
     fn delays_of(
         &self,
         waits: &Waits<'a>,
+        values: &ValueCx<'a, '_>,
         longest: &dyn Fn(Option<&'a Expr>) -> Option<f64>,
     ) -> Vec<Delay> {
         let _guard = crate::budget::enter();
         let mut out = Vec::new();
-        for (call, arg, blocking, t) in &waits.sleeps {
-            let mut d = delay_of(self.index.of(*call), *t);
+        for (call, arg, blocking) in &waits.sleeps {
+            let t = arg.map_or(Taint::default(), |a| values.taint(a));
+            let mut d = delay_of(self.index.of(*call), t);
             d.blocking = *blocking;
             if d.kind == DelayKind::Growing && !d.capped {
                 d.longest_secs = longest(*arg);
@@ -665,11 +667,16 @@ impl<'a> Builder<'a, '_> {
         for call in &waits.unknown {
             out.push(delay_of(self.index.of(*call), opaque));
         }
-        for (call, slept) in &waits.helpers {
+        for (call, name, args, plain) in &waits.helpers {
+            let slept = if *plain {
+                self.helper_sleep_taint(name, args, values)
+            } else {
+                None
+            };
             match slept {
                 Some((t, blocking)) => {
-                    let mut d = delay_of(self.index.of(*call), *t);
-                    d.blocking = *blocking;
+                    let mut d = delay_of(self.index.of(*call), t);
+                    d.blocking = blocking;
                     if d.kind == DelayKind::Growing && !d.capped {
                         d.longest_secs = longest(None);
                     }
@@ -682,6 +689,34 @@ impl<'a> Builder<'a, '_> {
         out
     }
 
+    /// The one sleep of a small waiting helper of this file (`backoff(attempt).await`): its
+    /// body, duration argument and whether it blocks. Not a function with loops of its own
+    /// (its sleeps belong to its own retry site), nor the function itself.
+    fn helper_sleep(
+        &self,
+        name: &str,
+        current_fn: &str,
+    ) -> Option<(LocalFn<'a>, Option<&'a Expr>, bool)> {
+        let _guard = crate::budget::enter();
+        let f = self.scope.function(name)?;
+        if name == current_fn || contains_loop(f.block) {
+            return None;
+        }
+        let mut inner = SleepFinder {
+            scope: self.scope,
+            sleeps: Vec::new(),
+            unknown_waits: Vec::new(),
+            helper_calls: Vec::new(),
+            timed: Vec::new(),
+            enter_async: true,
+        };
+        inner.visit_block(f.block);
+        match inner.sleeps.as_slice() {
+            [(_, arg, blocking)] => Some((f, *arg, *blocking)),
+            _ => None,
+        }
+    }
+
     /// `backoff(attempt).await` where `fn backoff` of this file sleeps: the taint of its sleep,
     /// with its parameters standing for the arguments.
     fn helper_sleep_taint(
@@ -691,24 +726,7 @@ impl<'a> Builder<'a, '_> {
         values: &ValueCx<'a, '_>,
     ) -> Option<(Taint, bool)> {
         let _guard = crate::budget::enter();
-        let f = self.scope.function(name)?;
-        // Only a small waiting helper (`backoff(attempt).await`), not a function with loops of its
-        // own (its sleeps belong to its own retry site) and not the function itself.
-        if name == values.current_fn || contains_loop(f.block) {
-            return None;
-        }
-        let mut inner = SleepFinder {
-            scope: self.scope,
-            sleeps: Vec::new(),
-            unknown_waits: Vec::new(),
-            helper_calls: Vec::new(),
-            enter_async: true,
-        };
-        inner.visit_block(f.block);
-        let (_, arg, blocking) = match inner.sleeps.as_slice() {
-            [one] => *one,
-            _ => return None,
-        };
+        let (f, arg, blocking) = self.helper_sleep(name, values.current_fn)?;
         let params = values.param_taints(&f, args);
         let locals = Locals::of_fn(&f);
         let facts = LoopFacts::collect(f.block, &[]);
@@ -2546,44 +2564,17 @@ impl<'a> Visit<'a> for LoopFinder<'a, '_> {
 
 /// Finds the sleeps of a body (not inside closures, async blocks, nested loops or items), and
 /// calls of local functions that may sleep.
-/// The addresses of the calls of a body that wait for up to a time they are given
-/// (`rx.recv_timeout(d)`, `sub.next_timeout(d)`, `timeout(d, op)`): a path through one that
-/// failed has waited.
-fn timed_calls(body: &Block) -> std::collections::HashSet<usize> {
-    struct Timed(std::collections::HashSet<usize>);
-    impl<'a> Visit<'a> for Timed {
-        fn visit_expr(&mut self, e: &'a Expr) {
-            let _guard = crate::budget::enter();
-            let named = match e {
-                Expr::MethodCall(m) if !m.args.is_empty() => Some(m.method.to_string()),
-                Expr::Call(c) if !c.args.is_empty() => {
-                    names::callee_path(&c.func).and_then(names::last)
-                }
-                _ => None,
-            };
-            if named.is_some_and(|n| n.to_ascii_lowercase().contains("timeout")) {
-                self.0.insert(std::ptr::from_ref(e) as usize);
-            }
-            syn::visit::visit_expr(self, e);
-        }
-
-        fn visit_item(&mut self, _: &'a syn::Item) {}
-    }
-    let mut found = Timed(std::collections::HashSet::new());
-    found.visit_block(body);
-    found.0
-}
-
-/// The waits of a body (see [`Builder::waits`]).
+/// The waits of a body (see [`Builder::waits`]), before their lengths are worked out.
 struct Waits<'a> {
-    /// Each sleep, its duration argument, whether it blocks the thread, and what flows into
-    /// the duration.
-    sleeps: Vec<(&'a Expr, Option<&'a Expr>, bool, Taint)>,
+    /// Each sleep, its duration argument, and whether it blocks the thread.
+    sleeps: Vec<(&'a Expr, Option<&'a Expr>, bool)>,
     /// Calls of other files' functions named for waiting.
     unknown: Vec<&'a Expr>,
-    /// Calls of this file's waiting helpers, with the taint of the helper's sleep when it is
-    /// a plain one.
-    helpers: Vec<(&'a Expr, Option<(Taint, bool)>)>,
+    /// Calls of this file's waiting helpers: the call, the helper's name, the arguments, and
+    /// whether the helper is a plain sleep (whose length can be followed).
+    helpers: Vec<(&'a Expr, String, Vec<&'a Expr>, bool)>,
+    /// Calls that wait for up to a time they are given (see [`SleepFinder::timed`]).
+    timed: Vec<&'a Expr>,
 }
 
 impl Waits<'_> {
@@ -2594,6 +2585,7 @@ impl Waits<'_> {
             .map(|w| w.0)
             .chain(self.unknown.iter().copied())
             .chain(self.helpers.iter().map(|h| h.0))
+            .chain(self.timed.iter().copied())
             .map(|e| std::ptr::from_ref(e) as usize)
             .collect()
     }
@@ -2606,7 +2598,15 @@ struct SleepFinder<'a, 'c> {
     /// Calls of other files' functions named for waiting.
     unknown_waits: Vec<&'a Expr>,
     helper_calls: Vec<(&'a Expr, String, Vec<&'a Expr>)>,
+    /// Calls that wait for up to a time they are given (`rx.recv_timeout(d)`,
+    /// `sub.next_timeout(d)`, `timeout(d, op)`): a path through one that failed has waited.
+    timed: Vec<&'a Expr>,
     enter_async: bool,
+}
+
+/// A call named for waiting up to a given time: `recv_timeout`, `next_timeout`, `timeout`.
+fn is_timed_name(name: &str) -> bool {
+    name.to_ascii_lowercase().contains("timeout")
 }
 
 /// `std::thread::sleep` and its aliases.
@@ -2629,6 +2629,9 @@ impl<'a> Visit<'a> for SleepFinder<'a, '_> {
             | Expr::ForLoop(_) => {}
             Expr::Call(c) => {
                 if let Some(p) = names::callee_path(&c.func) {
+                    if !c.args.is_empty() && names::last(p).is_some_and(|n| is_timed_name(&n)) {
+                        self.timed.push(e);
+                    }
                     let full = self.scope.resolve(p);
                     if self.scope.is_sleep(&full) {
                         self.sleeps
@@ -2652,6 +2655,9 @@ impl<'a> Visit<'a> for SleepFinder<'a, '_> {
             }
             Expr::MethodCall(m) => {
                 let name = m.method.to_string();
+                if !m.args.is_empty() && is_timed_name(&name) {
+                    self.timed.push(e);
+                }
                 if self.scope.is_sleep_method(&name) && m.args.len() == 1 {
                     self.sleeps.push((e, m.args.first(), false));
                 } else if name == "tick" && m.args.is_empty() {
