@@ -524,7 +524,27 @@ fn analyse_text(uri: &Url, text: &str, settings: &Settings, encoding: Encoding) 
     whole.full_parse = true;
     let settings = &whole;
     let index = LineIndex::new(text);
-    match engine::check_source(text, settings) {
+    let checked = engine::check_source_with_facts(text, settings).and_then(|(found, facts)| {
+        // As a scan of the crate would: definitions the file's retry sites looked for and
+        // another file of its crate has are brought into view.
+        let imports = match uri.to_file_path() {
+            Ok(path) if !facts.unresolved.is_empty() => {
+                definitions_elsewhere(&path, &facts.unresolved)
+            }
+            _ => Vec::new(),
+        };
+        if imports.is_empty() {
+            return Ok(found);
+        }
+        engine::check_with_imports(
+            text.as_bytes(),
+            &imports,
+            settings,
+            &mut engine::PhaseTimes::default(),
+        )
+        .map(|(found, _)| found)
+    });
+    match checked {
         Ok(found) => {
             let mut analysis = Analysis {
                 diagnostics: Vec::new(),
@@ -553,6 +573,109 @@ fn analyse_text(uri: &Url, text: &str, settings: &Settings, encoding: Encoding) 
             fixes: Vec::new(),
         },
     }
+}
+
+/// The other files of `path`'s crate (the files under the nearest directory with a
+/// `Cargo.toml`, not in a nested package, `target` or an ignored directory) that define one of
+/// `names`, as the scan imports them: a name defined in several files is left unknown, and at
+/// most [`crate::scan::MAX_IMPORTS`] files are brought in. Which names a file defines is read
+/// from its text (`fn name`, `const NAME`, `static NAME`) and remembered until the file
+/// changes on disk, so that an edit costs a walk of the crate's directory, not a read of every
+/// file; the engine then looks the definitions up in the parsed files.
+fn definitions_elsewhere(path: &std::path::Path, names: &[String]) -> Vec<(String, Vec<u8>)> {
+    let Some(root) = path
+        .ancestors()
+        .skip(1)
+        .find(|dir| dir.join("Cargo.toml").is_file())
+    else {
+        return Vec::new();
+    };
+    let top = root.to_path_buf();
+    let walk = ignore::WalkBuilder::new(root)
+        .filter_entry(move |e| {
+            let p = e.path();
+            p == top
+                || !(e.file_type().is_some_and(|t| t.is_dir())
+                    && (p.file_name().is_some_and(|n| n == "target")
+                        || p.join("Cargo.toml").is_file()))
+        })
+        .build();
+    let wanted: Vec<(u64, &String)> = names
+        .iter()
+        .map(|n| (crate::model::name_key(n), n))
+        .collect();
+    let mut found: HashMap<u64, Vec<std::path::PathBuf>> = HashMap::new();
+    let mut index = DEFINED
+        .get_or_init(|| std::sync::Mutex::new(HashMap::new()))
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    for entry in walk.flatten() {
+        let p = entry.path();
+        if p == path || p.extension().map_or(true, |e| e != "rs") {
+            continue;
+        }
+        let Ok(meta) = entry.metadata() else { continue };
+        let stamp = (meta.modified().ok(), meta.len());
+        let keys = match index.get(p) {
+            Some((seen, keys)) if *seen == stamp => keys,
+            _ => {
+                let Ok(text) = std::fs::read_to_string(p) else {
+                    continue;
+                };
+                index.insert(p.to_path_buf(), (stamp, defined_names(&text)));
+                &index[p].1
+            }
+        };
+        for (key, _) in &wanted {
+            if keys.binary_search(key).is_ok() {
+                found.entry(*key).or_default().push(p.to_path_buf());
+            }
+        }
+    }
+    drop(index);
+    let mut from: Vec<std::path::PathBuf> = found
+        .into_values()
+        .filter_map(|files| match files.as_slice() {
+            [only] => Some(only.clone()),
+            _ => None,
+        })
+        .collect();
+    from.sort();
+    from.dedup();
+    from.truncate(crate::scan::MAX_IMPORTS);
+    from.into_iter()
+        .filter_map(|p| Some((p.display().to_string(), std::fs::read(&p).ok()?)))
+        .collect()
+}
+
+/// Which names each file of the crates seen so far defines (see [`definitions_elsewhere`]),
+/// with the modification time and length they were read at.
+type Stamp = (Option<std::time::SystemTime>, u64);
+type DefinedIndex = HashMap<std::path::PathBuf, (Stamp, Vec<u64>)>;
+static DEFINED: std::sync::OnceLock<std::sync::Mutex<DefinedIndex>> = std::sync::OnceLock::new();
+
+/// The names a file's text defines as functions, constants or statics (`fn name`, `const
+/// NAME`, `static NAME`), as [`crate::model::name_key`]s, sorted. Read from the words, not
+/// parsed: a name in a comment counts too, which costs at most a useless import.
+fn defined_names(text: &str) -> Vec<u64> {
+    let is_ident = |c: char| c.is_alphanumeric() || c == '_';
+    let mut out = Vec::new();
+    let mut words = text.split(|c: char| !is_ident(c)).filter(|w| !w.is_empty());
+    while let Some(w) = words.next() {
+        if matches!(w, "fn" | "const" | "static") {
+            if let Some(name) = words.next() {
+                let name = if name == "mut" {
+                    words.next().unwrap_or_default()
+                } else {
+                    name
+                };
+                out.push(crate::model::name_key(name));
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
 }
 
 /// One finding as an LSP diagnostic.

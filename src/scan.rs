@@ -330,7 +330,7 @@ fn crates_of(files: &[FileReport], facts: &[Option<engine::CrateFacts>]) -> Vec<
 type Rechecked = (Vec<Diagnostic>, engine::CrateFacts, String);
 
 /// Most files of its crate one file is checked again with.
-const MAX_IMPORTS: usize = 8;
+pub const MAX_IMPORTS: usize = 8;
 
 /// Checks again, with the definitions of the other files of their crate in view, the files
 /// whose retry sites looked for a function or constant they do not define and exactly one

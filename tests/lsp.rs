@@ -590,3 +590,47 @@ fn the_configuration_of_the_document_s_directory_applies() {
     server.notify("exit", Value::Null);
     assert_eq!(server.wait(), Some(0));
 }
+
+#[test]
+fn definitions_of_other_files_of_the_crate_apply_as_in_a_scan() {
+    // The crate fixture whose classifier lives in `lib.rs`: the editor reports, in `client.rs`,
+    // the RA006 a scan of the crate reports, with the same evidence.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/ignores-retry-after/classifier_in_another_file");
+    let path = root.join("src/client.rs");
+    let text = std::fs::read_to_string(&path).expect("fixture");
+    let uri = lsp_types::Url::from_file_path(&path)
+        .expect("absolute path")
+        .to_string();
+    let mut server = Server::start();
+    initialize(&mut server, json!({}));
+    server.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": uri, "languageId": "rust", "version": 1, "text": text}}),
+    );
+    let (_, diagnostics) = server.diagnostics(&uri);
+    let codes: Vec<&str> = diagnostics
+        .iter()
+        .filter_map(|d| d["code"].as_str())
+        .collect();
+    assert_eq!(codes, ["RA006"], "{diagnostics:#?}");
+    assert_eq!(diagnostics[0]["range"]["start"]["line"], 14);
+    let message = diagnostics[0]["message"].as_str().expect("message");
+    assert!(
+        message.contains("is_retryable") && message.contains("lib.rs:14"),
+        "{message}"
+    );
+
+    // Alone (an untitled document with the same text), the classifier is not in view.
+    let alone = "untitled:client.rs";
+    server.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": alone, "languageId": "rust", "version": 1, "text": text}}),
+    );
+    let (_, diagnostics) = server.diagnostics(alone);
+    assert_eq!(diagnostics, Vec::<Value>::new());
+
+    server.request(2, "shutdown", Value::Null);
+    server.notify("exit", Value::Null);
+    assert_eq!(server.wait(), Some(0));
+}
