@@ -291,7 +291,9 @@ impl<'a> Builder<'a, '_> {
             self.sites.push(site);
         }
         if !in_test {
-            if let Some(site) = super::strategy::strategy_site(&f, self.scope, self.index) {
+            if let Some(site) = super::strategy::strategy_site(&f, self.scope, self.index)
+                .or_else(|| super::strategy::schedule_site(&f, self.scope, self.index))
+            {
                 self.sites.push(site);
             }
         }

@@ -287,3 +287,200 @@ mod tests {
         );
     }
 }
+
+/// What a schedule of waits hands out: the waits it lists, in order (milliseconds, `None`
+/// when one cannot be worked out), and what comes after them.
+struct Schedule {
+    listed: Vec<Option<f64>>,
+    then: Tail,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Tail {
+    /// Nothing: the schedule ends.
+    End,
+    /// The same wait for ever (`iter::repeat(d)`).
+    Repeat(Option<f64>),
+    /// A wait computed from the last (`iter::successors`): it may grow without end.
+    Computed,
+}
+
+/// The site of a function that hands out a retry's waits as a schedule, with no attempt
+/// number: `fn backoff(&self) -> Backoff { Backoff::new(iter::repeat(500ms)) }`,
+/// `fn reconnect_strategy() -> DurationIterator { vec![5s, 10s, ..].into_iter().chain(repeat(30min)) }`.
+/// Its callers decide how many waits they take.
+pub(super) fn schedule_site(
+    f: &LocalFn<'_>,
+    scope: &FileScope<'_>,
+    index: &LineIndex<'_>,
+) -> Option<RetrySite> {
+    let name = f.sig.ident.to_string();
+    if !retry_named(&name)
+        || limit_named(&name)
+        || !f.typed_params().is_empty()
+        || matches!(f.sig.output, ReturnType::Default)
+        || super::site::contains_loop(f.block)
+    {
+        return None;
+    }
+    let locals = Locals::of_fn(f);
+    let returned = returned_exprs(f.block);
+    let [one] = returned.as_slice() else {
+        return None;
+    };
+    let schedule = schedule_of(one, scope, &locals, 0)?;
+    // A random wait anywhere in it: jittered (or at least not something to judge here).
+    let text = names::text(f.block);
+    if text
+        .split(|c: char| !c.is_alphanumeric() && c != '_')
+        .any(|w| !w.is_empty() && scope.is_random(w))
+    {
+        return None;
+    }
+    let mut waits: Vec<f64> = schedule.listed.iter().copied().collect::<Option<_>>()?;
+    let (kind, capped) = match schedule.then {
+        Tail::Computed => (DelayKind::Growing, false),
+        Tail::Repeat(last) => {
+            waits.push(last?);
+            (grows(&waits), true)
+        }
+        Tail::End => (grows(&waits), true),
+    };
+    if waits.is_empty() && schedule.then != Tail::Computed {
+        return None;
+    }
+    let head = index.of(&f.sig.ident);
+    let mut delay = super::site::delay_of(head, Taint::default());
+    delay.kind = kind;
+    delay.capped = capped;
+    delay.jitter = false;
+    delay.longest_secs = waits.iter().copied().reduce(f64::max).map(|ms| ms / 1000.0);
+    Some(RetrySite::policy(
+        head,
+        Bound::Bounded(BoundKind::Caller),
+        vec![delay],
+        name,
+        None,
+        false,
+    ))
+}
+
+/// Whether a list of waits ever grows: constant when every wait is the same.
+fn grows(waits: &[f64]) -> DelayKind {
+    if waits.windows(2).any(|w| w[1] > w[0]) {
+        DelayKind::Growing
+    } else {
+        DelayKind::Constant
+    }
+}
+
+/// The schedule an expression builds from lists of durations, `iter::repeat`,
+/// `iter::successors`, `chain`, `take` and wrappers (`Box::new`, `Backoff::new`), following
+/// local `let`s. `None`: not such a schedule.
+fn schedule_of(
+    e: &syn::Expr,
+    scope: &FileScope<'_>,
+    locals: &Locals<'_>,
+    depth: usize,
+) -> Option<Schedule> {
+    let _guard = crate::budget::enter();
+    if depth > 8 {
+        return None;
+    }
+    let ms = |e: &syn::Expr| {
+        let facts = LoopFacts::default();
+        super::estimate::Estimator {
+            file: scope,
+            locals,
+            facts: &facts,
+            env: HashMap::new(),
+        }
+        .eval(e)
+    };
+    let list = |elems: Vec<&syn::Expr>| Schedule {
+        listed: elems.into_iter().map(ms).collect(),
+        then: Tail::End,
+    };
+    match e {
+        syn::Expr::Array(a) => Some(list(a.elems.iter().collect())),
+        syn::Expr::Macro(m) if names::last(&m.mac.path).as_deref() == Some("vec") => {
+            let elems = m
+                .mac
+                .parse_body_with(
+                    syn::punctuated::Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated,
+                )
+                .ok()?;
+            Some(Schedule {
+                listed: elems.iter().map(ms).collect(),
+                then: Tail::End,
+            })
+        }
+        syn::Expr::Reference(r) => schedule_of(&r.expr, scope, locals, depth + 1),
+        syn::Expr::Paren(p) => schedule_of(&p.expr, scope, locals, depth + 1),
+        syn::Expr::Path(p) => {
+            let id = p.path.get_ident()?.to_string();
+            match locals.lets.get(&id).map(Vec::as_slice) {
+                Some([init]) => scope.follow(init, |i| schedule_of(i, scope, locals, depth + 1)),
+                _ => None,
+            }
+        }
+        syn::Expr::Call(c) => {
+            let callee = names::callee_path(&c.func).and_then(names::last)?;
+            match (callee.as_str(), c.args.first()) {
+                ("repeat", Some(d)) => Some(Schedule {
+                    listed: Vec::new(),
+                    then: Tail::Repeat(ms(d)),
+                }),
+                ("successors", Some(_)) => Some(Schedule {
+                    listed: Vec::new(),
+                    then: Tail::Computed,
+                }),
+                ("new" | "from" | "from_iter", Some(inner)) if c.args.len() == 1 => {
+                    schedule_of(inner, scope, locals, depth + 1)
+                }
+                _ => None,
+            }
+        }
+        syn::Expr::MethodCall(m) => {
+            let recv = || schedule_of(&m.receiver, scope, locals, depth + 1);
+            match m.method.to_string().as_str() {
+                "into_iter" | "iter" | "cloned" | "copied" => recv(),
+                "chain" => {
+                    let first = recv()?;
+                    let second = schedule_of(m.args.first()?, scope, locals, depth + 1)?;
+                    if first.then != Tail::End {
+                        return Some(first);
+                    }
+                    let mut listed = first.listed;
+                    listed.extend(second.listed);
+                    Some(Schedule {
+                        listed,
+                        then: second.then,
+                    })
+                }
+                "take" => {
+                    let s = recv()?;
+                    // A count written in the code: a small whole number.
+                    let n = ms(m.args.first()?)?;
+                    let n = (0.0..=1000.0)
+                        .contains(&n)
+                        .then(|| format!("{n:.0}").parse::<usize>().ok())
+                        .flatten()?;
+                    let mut listed = s.listed;
+                    if let Tail::Repeat(d) = s.then {
+                        listed.push(d);
+                    }
+                    listed.truncate(n);
+                    let then = if s.then == Tail::Computed {
+                        Tail::Computed
+                    } else {
+                        Tail::End
+                    };
+                    Some(Schedule { listed, then })
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
