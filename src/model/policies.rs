@@ -9,7 +9,7 @@ use super::names;
 use super::scope::FileScope;
 use super::span::LineIndex;
 use super::values::{place_key, Locals};
-use super::{Bound, BoundKind, Delay, DelayKind, RetrySite};
+use super::{Bound, BoundKind, Delay, DelayKind, RetrySite, StatusRetry, StatusSet};
 use crate::diagnostic::Span;
 
 /// How to fix a policy of one crate, per defect (label texts).
@@ -660,15 +660,44 @@ pub fn policy_sites<'a>(
         index,
         found: Vec::new(),
         consumed: Vec::new(),
+        middleware: Vec::new(),
     };
     v.visit_block(block);
     // A chain extended later (`let s = ..; s.take(3)`) is reported once, at its last extension.
     let consumed = v.consumed;
+    let middleware = v.middleware;
     v.found
         .into_iter()
         .filter(|(span, _)| !consumed.iter().any(|c| c == span))
         .map(|(span, facts)| site_of(span, &facts))
+        .chain(middleware.into_iter().map(transient_middleware_site))
         .collect()
+}
+
+/// reqwest-retry's `RetryTransientMiddleware::new_with_policy(policy)`: its default classifier
+/// (`DefaultRetryableStrategy`) retries 408, 429 and every 5xx, and the middleware waits what
+/// the policy says, never the server's `Retry-After`. (`new_with_policy_and_strategy` brings
+/// its own classifier, not judged here.) The policy's own waits are its own site.
+fn transient_middleware_site(call: Span) -> RetrySite {
+    let statuses = StatusSet::single(408)
+        .union(StatusSet::single(429))
+        .union(StatusSet::range(500, 599));
+    let mut site = RetrySite::policy(
+        call,
+        Bound::Bounded(BoundKind::Schedule),
+        Vec::new(),
+        String::new(),
+        None,
+        false,
+    );
+    site.statuses = vec![StatusRetry {
+        span: call,
+        statuses,
+        reason: "reqwest-retry's default classifier (408, 429 and every 5xx)".to_owned(),
+        names_throttling: true,
+    }];
+    site.reads_retry_after = false;
+    site
 }
 
 struct Finder<'a, 'c> {
@@ -678,6 +707,8 @@ struct Finder<'a, 'c> {
     found: Vec<(Span, Facts)>,
     /// Spans of chains that a later chain extends through a variable.
     consumed: Vec<Span>,
+    /// reqwest-retry middlewares made with the default classifier.
+    middleware: Vec<Span>,
 }
 
 impl<'a> Visit<'a> for Finder<'a, '_> {
@@ -686,6 +717,18 @@ impl<'a> Visit<'a> for Finder<'a, '_> {
         match e {
             Expr::MethodCall(m) if is_run_method(&m.method.to_string()) => {
                 // `policy.retry(op)`: the policy is the receiver, reported where it is built.
+                syn::visit::visit_expr(self, e);
+            }
+            Expr::Call(c)
+                if names::callee_path(&c.func).is_some_and(|p| {
+                    let full = self.scope.resolve(p);
+                    full.ends_with(&[
+                        "RetryTransientMiddleware".to_owned(),
+                        "new_with_policy".to_owned(),
+                    ])
+                }) =>
+            {
+                self.middleware.push(self.index.of(e));
                 syn::visit::visit_expr(self, e);
             }
             Expr::MethodCall(_) | Expr::Call(_) => {
