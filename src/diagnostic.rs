@@ -65,6 +65,17 @@ pub struct Diagnostic {
     pub notes: Vec<String>,
     /// A mechanical fix, when there is one (RA005: move the key's creation above the loop).
     pub fix: Option<Fix>,
+    /// Places in other files the finding rests on (a definition of another file of the crate):
+    /// also said in `notes`, for formats that can point there (SARIF, the language server).
+    pub elsewhere: Vec<Elsewhere>,
+}
+
+/// A place in another file: its path (as the scan names it), 1-based line, and what is there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Elsewhere {
+    pub path: String,
+    pub line: usize,
+    pub message: String,
 }
 
 /// Text edits that fix a finding; machine-applicable: applying them keeps the file compiling

@@ -637,6 +637,7 @@ mod tests {
                 message: "fix".to_owned(),
                 edits,
             }),
+            elsewhere: Vec::new(),
         }
     }
 

@@ -42,7 +42,7 @@ pub mod suppress;
 pub mod workspace;
 
 #[cfg(feature = "analysis")]
-pub use diagnostic::{Diagnostic, Edit, Fix, Label, Position, Span};
+pub use diagnostic::{Diagnostic, Edit, Elsewhere, Fix, Label, Position, Span};
 #[cfg(feature = "analysis")]
 pub use engine::{check_source, FileError, Settings};
 #[cfg(feature = "analysis")]

@@ -715,8 +715,24 @@ fn to_lsp(
         code: Some(NumberOrString::String(d.rule.id().to_owned())),
         source: Some(SOURCE.to_owned()),
         message,
-        related_information: (!d.secondary.is_empty())
-            .then(|| d.secondary.iter().map(related).collect()),
+        related_information: (!d.secondary.is_empty() || !d.elsewhere.is_empty()).then(|| {
+            d.secondary
+                .iter()
+                .map(related)
+                .chain(d.elsewhere.iter().filter_map(|e| {
+                    // A definition of another file of the crate, at the start of its line.
+                    let line = u32::try_from(e.line.saturating_sub(1)).ok()?;
+                    let at = lsp_types::Position { line, character: 0 };
+                    Some(DiagnosticRelatedInformation {
+                        location: Location {
+                            uri: Url::from_file_path(&e.path).ok()?,
+                            range: Range { start: at, end: at },
+                        },
+                        message: e.message.clone(),
+                    })
+                }))
+                .collect()
+        }),
         ..lsp_types::Diagnostic::default()
     }
 }

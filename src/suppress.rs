@@ -721,6 +721,7 @@ impl Reporter<'_> {
             help: None,
             notes: Vec::new(),
             fix: None,
+            elsewhere: Vec::new(),
         }
     }
 

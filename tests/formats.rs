@@ -213,7 +213,11 @@ fn sarif_results_match_the_findings() {
         assert_eq!(region["endLine"], finding["end_line"]);
         assert_eq!(region["endColumn"], finding["end_column"]);
         let related = result["relatedLocations"].as_array().map_or(0, Vec::len);
-        assert_eq!(related, finding["labels"].as_array().expect("labels").len());
+        let elsewhere = finding["elsewhere"].as_array().map_or(0, Vec::len);
+        assert_eq!(
+            related,
+            finding["labels"].as_array().expect("labels").len() + elsewhere
+        );
         let print = str_of(&result["partialFingerprints"], "retryAudit/v1");
         assert_eq!(print.len(), 16, "{print}");
         assert!(print.chars().all(|c| c.is_ascii_hexdigit()), "{print}");
@@ -917,4 +921,27 @@ fn readme_format_samples_are_real() {
         assert_eq!(pattern[key], group, "{key}");
     }
     assert!(str_of(pattern, "regexp").starts_with("^(.+?):(\\d+):(\\d+): (RA\\d{3}) "));
+}
+
+#[test]
+fn sarif_points_at_the_definitions_of_other_files_a_finding_rests_on() {
+    let dir = "fixtures/ignores-retry-after/classifier_in_another_file";
+    let log = sarif(crate_root(), &[dir]);
+    let results = log["runs"][0]["results"].as_array().expect("results");
+    let ra006 = results
+        .iter()
+        .find(|r| r["ruleId"] == "RA006")
+        .expect("the RA006 of client.rs");
+    let related = ra006["relatedLocations"].as_array().expect("related");
+    let classifier = related
+        .iter()
+        .find(|r| r["message"]["text"] == "`is_retryable` is defined here")
+        .expect("the classifier's place");
+    assert_eq!(
+        classifier["physicalLocation"]["artifactLocation"]["uri"],
+        format!("{dir}/src/lib.rs")
+    );
+    assert_eq!(classifier["physicalLocation"]["region"]["startLine"], 14);
+    let ids: Vec<u64> = related.iter().filter_map(|r| r["id"].as_u64()).collect();
+    assert_eq!(ids, (1..=related.len() as u64).collect::<Vec<_>>());
 }

@@ -620,6 +620,18 @@ fn definitions_of_other_files_of_the_crate_apply_as_in_a_scan() {
         message.contains("is_retryable") && message.contains("lib.rs:14"),
         "{message}"
     );
+    let related = diagnostics[0]["relatedInformation"]
+        .as_array()
+        .expect("related information");
+    let lib = lsp_types::Url::from_file_path(root.join("src/lib.rs"))
+        .expect("absolute path")
+        .to_string();
+    assert!(
+        related.iter().any(|r| r["location"]["uri"] == lib.as_str()
+            && r["location"]["range"]["start"]["line"] == 13
+            && r["message"] == "`is_retryable` is defined here"),
+        "{related:#?}"
+    );
 
     // Alone (an untitled document with the same text), the classifier is not in view.
     let alone = "untitled:client.rs";

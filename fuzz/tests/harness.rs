@@ -90,6 +90,7 @@ fn diagnostic_at(span: Span) -> Diagnostic {
         help: None,
         notes: Vec::new(),
         fix: None,
+        elsewhere: Vec::new(),
     }
 }
 

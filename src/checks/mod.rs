@@ -58,6 +58,7 @@ impl Context<'_> {
             help: (!meta.help.is_empty()).then(|| meta.help.clone()),
             notes,
             fix: None,
+            elsewhere: Vec::new(),
         });
     }
 
@@ -150,6 +151,7 @@ fn unreachable_finding(span: Span) -> Diagnostic {
         help: None,
         notes: Vec::new(),
         fix: None,
+        elsewhere: Vec::new(),
     }
 }
 
@@ -179,6 +181,15 @@ pub fn run(model: &FileModel, settings: &Settings) -> Vec<Diagnostic> {
         for d in &mut cx.out[first..] {
             for (name, at) in &site.evidence {
                 d.notes.push(format!("uses `{name}`, defined at {at}"));
+                if let Some((path, line)) = at.rsplit_once(':') {
+                    if let Ok(line) = line.parse() {
+                        d.elsewhere.push(crate::diagnostic::Elsewhere {
+                            path: path.to_owned(),
+                            line,
+                            message: format!("`{name}` is defined here"),
+                        });
+                    }
+                }
             }
         }
     }

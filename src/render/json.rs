@@ -5,8 +5,10 @@
 //! ```
 //!
 //! Positions are 1-based and taken from the primary span; `end_column` is exclusive. `labels`
-//! holds the secondary spans; `help` is `null` when the rule gives none. Nothing else is written
-//! to stdout in this format.
+//! holds the secondary spans; `help` is `null` when the rule gives none. `elsewhere`, present
+//! only when there is something in it, lists the places in other files the finding rests on
+//! (path, line and message: a definition of another file of the crate). Nothing else is
+//! written to stdout in this format.
 
 use std::io::{self, Write};
 
@@ -29,6 +31,16 @@ struct Finding<'a> {
     help: Option<&'a str>,
     notes: &'a [String],
     labels: Vec<SecondaryLabel<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    elsewhere: Vec<Place<'a>>,
+}
+
+/// A place in another file the finding rests on.
+#[derive(Serialize)]
+struct Place<'a> {
+    path: &'a str,
+    line: usize,
+    message: &'a str,
 }
 
 #[derive(Serialize)]
@@ -59,6 +71,15 @@ impl<'a> Finding<'a> {
                 .secondary
                 .iter()
                 .map(SecondaryLabel::new)
+                .collect(),
+            elsewhere: diagnostic
+                .elsewhere
+                .iter()
+                .map(|e| Place {
+                    path: &e.path,
+                    line: e.line,
+                    message: &e.message,
+                })
                 .collect(),
         }
     }

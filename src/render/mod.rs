@@ -262,6 +262,7 @@ mod tests {
     fn finding() -> Diagnostic {
         Diagnostic {
             fix: None,
+            elsewhere: Vec::new(),
             rule: Rule::FixedDelay,
             level: Level::Warning,
             message: "constant delay between retry attempts".to_owned(),

@@ -125,7 +125,7 @@ fn message_text(diagnostic: &Diagnostic) -> String {
     text
 }
 
-fn result(artifact: &Value, diagnostic: &Diagnostic, fingerprint: &str) -> Value {
+fn result(root: &Root, artifact: &Value, diagnostic: &Diagnostic, fingerprint: &str) -> Value {
     let mut result = json!({
         "ruleId": diagnostic.rule.id(),
         "ruleIndex": Rule::ALL.iter().position(|r| *r == diagnostic.rule).unwrap_or(0),
@@ -134,13 +134,25 @@ fn result(artifact: &Value, diagnostic: &Diagnostic, fingerprint: &str) -> Value
         "locations": [location(artifact, &diagnostic.primary)],
         "partialFingerprints": { FINGERPRINT_KEY: fingerprint },
     });
-    if !diagnostic.secondary.is_empty() {
-        let related: Vec<Value> = diagnostic
+    if !diagnostic.secondary.is_empty() || !diagnostic.elsewhere.is_empty() {
+        let here = diagnostic
             .secondary
             .iter()
+            .map(|label| location(artifact, label));
+        // Definitions of other files the finding rests on.
+        let there = diagnostic.elsewhere.iter().map(|e| {
+            json!({
+                "physicalLocation": {
+                    "artifactLocation": artifact_location(root, Path::new(&e.path)),
+                    "region": { "startLine": e.line },
+                },
+                "message": { "text": e.message },
+            })
+        });
+        let related: Vec<Value> = here
+            .chain(there)
             .zip(1..)
-            .map(|(label, id)| {
-                let mut related = location(artifact, label);
+            .map(|(mut related, id)| {
                 related["id"] = json!(id);
                 related
             })
@@ -205,7 +217,7 @@ pub fn log(report: &ScanReport, root: &Root) -> Value {
             diagnostics
                 .iter()
                 .zip(prints)
-                .map(|(diagnostic, print)| result(&artifact, diagnostic, &print)),
+                .map(|(diagnostic, print)| result(root, &artifact, diagnostic, &print)),
         );
     }
     let notifications: Vec<Value> = report
