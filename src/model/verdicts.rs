@@ -6,6 +6,7 @@
 use syn::visit::Visit;
 use syn::{Expr, Pat};
 
+use super::flow::short;
 use super::names;
 use super::scope::FileScope;
 use super::span::LineIndex;
@@ -183,16 +184,5 @@ impl Walk<'_, '_, '_> {
             .pattern(pat)
             .unwrap_or(remaining)
             .intersect(remaining)
-    }
-}
-
-/// A condition's text, shortened for a message.
-fn short(text: &str) -> String {
-    let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if one_line.chars().count() > 60 {
-        let cut: String = one_line.chars().take(57).collect();
-        format!("{cut}...")
-    } else {
-        one_line
     }
 }
