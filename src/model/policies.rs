@@ -217,8 +217,16 @@ fn facts_of(chain: &Chain<'_>, scope: &FileScope<'_>, locals: &Locals<'_>) -> Op
         .steps
         .iter()
         .any(|s| s.name == "map" && s.args.iter().any(|a| names::text(a).contains("jitter")));
+    // `.take(max_retries)` with the enclosing function's parameter: the callers choose how many
+    // waits, so a growth without a cap has no end.
+    let caller_count = take.is_none()
+        && chain
+            .step("take")
+            .and_then(|s| s.args.first())
+            .and_then(|a| place_key(a))
+            .is_some_and(|k| locals.params.contains(&k));
     let longest = if iter_kind == Some(DelayKind::Growing) && !capped {
-        if unbounded {
+        if unbounded || caller_count {
             Some(f64::INFINITY)
         } else if let (None, Some(total)) = (take, total_ms) {
             // Only a total budget: one wait can take most of it.
