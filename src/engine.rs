@@ -115,8 +115,6 @@ pub struct CrateFacts {
     /// (sorted): another file of the crate that defines one is worth importing
     /// ([`check_with_imports`]).
     pub unresolved: Vec<String>,
-    /// The definitions of other files the analysis used: (name, `path:line`).
-    pub imported: Vec<(String, String)>,
 }
 
 /// A call made on each attempt of a retry site.
@@ -320,7 +318,6 @@ fn check_within_budget(
         } else {
             file_model.unresolved.clone()
         },
-        imported: file_model.imported.clone(),
         retrying: file_model
             .retrying_fns
             .iter()

@@ -366,13 +366,12 @@ fn recheck_with_crate(
                     }
                 })
                 .collect();
-            if from.is_empty() {
-                continue;
-            }
             from.sort_unstable();
             from.dedup();
             from.truncate(MAX_IMPORTS);
-            work.push((i, from));
+            if !from.is_empty() {
+                work.push((i, from));
+            }
         }
     }
     let redone: Vec<(usize, Option<Rechecked>)> = work

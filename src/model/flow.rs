@@ -271,6 +271,16 @@ pub struct FlowResult {
     pub any_exit: bool,
 }
 
+impl FlowResult {
+    /// The ways round after a failure that retry it: the operation may have failed, the path
+    /// is not waiting for readiness, and it did not find the attempts used up.
+    pub fn failing(&self) -> impl Iterator<Item = &Continue> {
+        self.continues
+            .iter()
+            .filter(|c| c.outcome.may_fail() && !c.readiness && !c.exhausted)
+    }
+}
+
 /// Where the candidate's "go round again" comes from.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Mode<'n> {
@@ -1522,8 +1532,9 @@ pub fn short(text: &str) -> String {
     }
 }
 
-/// Whether an arm's body leaves the loop: it is, or ends with, a `break` or a `return`.
-fn leaves(e: &Expr) -> bool {
+/// Whether an arm's body leaves the loop: it is, or holds as a statement, a `break` or a
+/// `return`.
+pub(super) fn leaves(e: &Expr) -> bool {
     match e {
         Expr::Break(_) | Expr::Return(_) => true,
         Expr::Block(b) => b.block.stmts.iter().any(|st| match st {

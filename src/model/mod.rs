@@ -88,8 +88,6 @@ pub struct FileModel {
     /// Functions and constants the analysis looked for and found neither in the file nor in
     /// the imported definitions: what other files of the crate may define (sorted).
     pub unresolved: Vec<String>,
-    /// Definitions of other files the analysis used: (name, `path:line`).
-    pub imported: Vec<(String, String)>,
 }
 
 /// One place that runs an operation again after it failed.

@@ -86,7 +86,6 @@ pub fn extract_in(
         defined_fns: defined,
         defined_keys,
         unresolved: scope.missed(),
-        imported: scope.used_imports(0),
     }
 }
 
@@ -1054,25 +1053,17 @@ fn is_blind(result: &FlowResult, body: &Block) -> bool {
     let auth = StatusSet::single(401)
         .union(StatusSet::single(403))
         .union(StatusSet::single(407));
-    result
-        .continues
-        .iter()
-        .filter(|c| c.outcome.may_fail() && !c.readiness && !c.exhausted)
-        .any(|c| match &c.status {
-            Some(st) if reauth => !st.set.intersect(auth.complement()).is_empty(),
-            Some(_) => true,
-            None => !c.picked || c.kinds.transient,
-        })
+    result.failing().any(|c| match &c.status {
+        Some(st) if reauth => !st.set.intersect(auth.complement()).is_empty(),
+        Some(_) => true,
+        None => !c.picked || c.kinds.transient,
+    })
 }
 
 /// Whether every resend happens after a failure that the server did not process: a 429, a
 /// refused connection, a rolled-back transaction. Resending a write then cannot apply it twice.
 fn resends_only_unprocessed(result: &FlowResult) -> bool {
-    let mut failing = result
-        .continues
-        .iter()
-        .filter(|c| c.outcome.may_fail() && !c.readiness && !c.exhausted)
-        .peekable();
+    let mut failing = result.failing().peekable();
     failing.peek().is_some()
         && failing.all(|c| match &c.status {
             Some(st) => st
@@ -1472,11 +1463,7 @@ fn is_supervisor(r: &FlowResult) -> bool {
     if r.success_exit {
         return false;
     }
-    let failing: Vec<_> = r
-        .continues
-        .iter()
-        .filter(|c| c.outcome.may_fail() && !c.readiness && !c.exhausted)
-        .collect();
+    let failing: Vec<_> = r.failing().collect();
     let ended: Vec<_> = r
         .continues
         .iter()
@@ -1497,17 +1484,13 @@ fn is_supervisor(r: &FlowResult) -> bool {
 /// counted or blind resend: an uncounted re-run of one picked-out error (a stale pooled
 /// connection) is a protocol step.
 fn unpaced_path(r: &FlowResult) -> Option<Span> {
-    let failing = |c: &&super::flow::Continue| {
-        c.outcome.may_fail() && !c.readiness && !c.exhausted && c.status.is_none()
-    };
     // An operation that failed by timing out waited out its timeout.
     let timed = |c: &&super::flow::Continue| {
         c.op.as_deref()
             .is_some_and(|op| op.to_ascii_lowercase().contains("timeout"))
     };
-    r.continues
-        .iter()
-        .filter(failing)
+    r.failing()
+        .filter(|c| c.status.is_none())
         .filter(|c| !c.waited && !timed(c) && (c.stepped || !c.picked))
         .find(|c| {
             // Every path that goes round here skipped the waits, and some other way round waits.
@@ -1582,11 +1565,7 @@ fn is_readiness_probe(l: &Expr, r: &FlowResult) -> bool {
 /// A retry whose every failing way round restarts a session operation (`while
 /// worker.run().is_err() { .. }`): a supervisor, meant to go on for ever.
 fn restarts_session(r: &FlowResult) -> bool {
-    let mut failing = r
-        .continues
-        .iter()
-        .filter(|c| c.outcome.may_fail() && !c.readiness && !c.exhausted)
-        .peekable();
+    let mut failing = r.failing().peekable();
     failing.peek().is_some()
         && failing.all(|c| c.op.as_deref().is_some_and(names::is_session_operation))
 }
@@ -2191,11 +2170,12 @@ fn drawn_alternatives(body: &Block) -> Vec<String> {
         };
         let Some(init) = &local.init else { continue };
         let is_draw = match (&*init.expr, &init.diverge) {
-            (e, Some((_, otherwise))) => draws(e) && leaves_block(otherwise),
+            (e, Some((_, otherwise))) => draws(e) && super::flow::leaves(otherwise),
             (Expr::Match(m), None) => {
                 draws(&m.expr)
                     && m.arms.iter().any(|a| {
-                        super::flow::option_outcome(&a.pat).is_some() && leaves_block(&a.body)
+                        super::flow::option_outcome(&a.pat).is_some()
+                            && super::flow::leaves(&a.body)
                     })
             }
             _ => false,
@@ -2205,18 +2185,6 @@ fn drawn_alternatives(body: &Block) -> Vec<String> {
         }
     }
     out
-}
-
-/// Whether an expression leaves the loop or returns: `break`, `return`, or a block ending so.
-fn leaves_block(e: &Expr) -> bool {
-    match e {
-        Expr::Break(_) | Expr::Return(_) => true,
-        Expr::Block(b) => b.block.stmts.iter().any(|st| {
-            matches!(st, syn::Stmt::Expr(Expr::Break(_) | Expr::Return(_), _))
-                || matches!(st, syn::Stmt::Expr(Expr::If(_), _) if names::text(st).contains("break"))
-        }),
-        _ => false,
-    }
 }
 
 /// An I/O operation whose failure is logged before going round again: a retry even without a
