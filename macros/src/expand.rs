@@ -13,6 +13,9 @@
 //! }
 //! ```
 //!
+//! The closure's braces are the function's own (an idempotency key's binding goes first inside
+//! them): no block is wrapped in another, so nothing of the expansion warns at the user's tokens.
+//!
 //! Async: the body becomes an `async` block run once per iteration of a loop in the function
 //! itself (a closure returning a future could not borrow the arguments, and an async closure
 //! makes the function's future lose `Send`):
@@ -63,10 +66,10 @@ pub(crate) fn expand(item: ItemFn, config: &Config, shape: &Shape) -> TokenStrea
         };
         quote!(let #key_value: #rt::IdempotencyKey = #value;)
     });
-    let key_bind = config
+    let key_bind: Option<syn::Stmt> = config
         .idempotency_key
         .as_ref()
-        .map(|(ident, _)| quote!(let #ident = &#key_value;));
+        .map(|(ident, _)| syn::parse_quote!(let #ident = &#key_value;));
     let new_retry = if let Some(classify) = &config.classify {
         quote!(#rt::Retry::with_classifier(#policy, #classify))
     } else {
@@ -120,10 +123,11 @@ pub(crate) fn expand(item: ItemFn, config: &Config, shape: &Shape) -> TokenStrea
             |path| quote!(#path),
         );
         let annotation = shape.body_type.as_ref().map(|ty| quote!(-> #ty));
+        let block = closure_body(*block, key_bind);
         // The closure runs once per attempt, so it must be `FnMut`: a body that moves an argument
         // out fails here, with rustc's "closure is `FnOnce` because it moves the variable".
         let closure = quote_spanned! {Span::mixed_site()=>
-            |_| #annotation { #key_bind #block }
+            |_| #annotation #block
         };
         quote! {
             let #policy = #policy_expr;
@@ -142,6 +146,17 @@ pub(crate) fn expand(item: ItemFn, config: &Config, shape: &Shape) -> TokenStrea
             #body
         }
     }
+}
+
+/// The body of the sync closure: the function's own block, its braces and statements, with the
+/// key's binding put first. Not the block inside another one: braces around a block of one
+/// expression on one line (`fn ping() -> Result<(), E> { Ok(()) }`) are rustc's `unused_braces`,
+/// reported at the user's braces, which `cargo fix` would then remove (issue 14).
+fn closure_body(mut block: syn::Block, key_bind: Option<syn::Stmt>) -> syn::Block {
+    if let Some(bind) = key_bind {
+        block.stmts.insert(0, bind);
+    }
+    block
 }
 
 /// The call of one async attempt: the body as an `async` block, its output type fixed, and, with
