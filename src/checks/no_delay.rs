@@ -1,7 +1,7 @@
 //! RA011 no-delay: the site goes round again with no wait at all.
 
 use super::{label, site_label, Context};
-use crate::model::{RetrySite, SiteKind};
+use crate::model::{RetrySite, SiteKind, Unpaced};
 use crate::registry::Rule;
 
 pub(super) fn check(site: &RetrySite, cx: &mut Context<'_>) {
@@ -10,13 +10,17 @@ pub(super) fn check(site: &RetrySite, cx: &mut Context<'_>) {
     if site.kind == SiteKind::Helper {
         return;
     }
-    if let Some(path) = site.unpaced {
-        cx.report(
-            Rule::NoDelay,
-            label(path, "this way round retries at once, skipping the wait"),
-            vec![site_label(site)],
-            Vec::new(),
-        );
+    if let Some(unpaced) = site.unpaced {
+        let primary = match unpaced {
+            Unpaced::Skips(path) => {
+                label(path, "this way round retries at once, skipping the wait")
+            }
+            Unpaced::Spent(test) => label(
+                test,
+                "once this fails, the loop goes round again at once, with no wait",
+            ),
+        };
+        cx.report(Rule::NoDelay, primary, vec![site_label(site)], Vec::new());
         return;
     }
     if !site.delays.is_empty() || !site.blind {

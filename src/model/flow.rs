@@ -112,8 +112,8 @@ struct PathState {
     /// The path steps an attempt counter (`attempt += 1`, `f(retries - 1)`).
     stepped: bool,
     /// The path found the attempts used up (`else` of `if attempt < max`): going round from here
-    /// ends the loop rather than retrying.
-    exhausted: bool,
+    /// ends the loop rather than retrying. The limit test's span.
+    exhausted: Option<Span>,
     /// What picking out the error on this path said of it.
     kinds: ErrorKinds,
     /// This path's own test picked out the error (a guard, a specific `Err(Kind)` pattern, a
@@ -209,7 +209,7 @@ impl PathState {
             bound: None,
             op: None,
             stepped: false,
-            exhausted: false,
+            exhausted: None,
             kinds: ErrorKinds::default(),
             picked: false,
             waited: false,
@@ -232,7 +232,7 @@ pub struct Continue {
     /// The path steps an attempt counter.
     pub stepped: bool,
     /// The path found the attempts used up before going round.
-    pub exhausted: bool,
+    pub exhausted: Option<Span>,
     /// What picking out the error said of it.
     pub kinds: ErrorKinds,
     /// This path's own test picked out the error.
@@ -277,7 +277,7 @@ impl FlowResult {
     pub fn failing(&self) -> impl Iterator<Item = &Continue> {
         self.continues
             .iter()
-            .filter(|c| c.outcome.may_fail() && !c.readiness && !c.exhausted)
+            .filter(|c| c.outcome.may_fail() && !c.readiness && c.exhausted.is_none())
     }
 }
 
@@ -909,8 +909,12 @@ impl<'a, 'c> Flow<'a, 'c> {
         Self::hint(&mut then_states, bound);
         Self::hint(&mut else_states, bound);
         match self.limit_side(&i.cond) {
-            Some(true) => then_states.iter_mut().for_each(|s| s.exhausted = true),
-            Some(false) => else_states.iter_mut().for_each(|s| s.exhausted = true),
+            Some(true) => then_states
+                .iter_mut()
+                .for_each(|s| s.exhausted = Some(span)),
+            Some(false) => else_states
+                .iter_mut()
+                .for_each(|s| s.exhausted = Some(span)),
             None => {}
         }
 
@@ -971,10 +975,11 @@ impl<'a, 'c> Flow<'a, 'c> {
         let mut remaining_ok = StatusSet::all();
         let mut ok_guard: Option<String> = None;
         let mut out = Vec::new();
-        // `match failed { None => .., Some(err) => .. }`: an optional error.
+        // `match failed { None => .., Some(err) => .. }`: an optional error, or the reason to
+        // go again (`retry_code = Some(e)` set from an error inside a successful reply).
         let optional_error = place_key(&m.expr).is_some_and(|k| {
             let k = k.to_ascii_lowercase();
-            k.contains("err") || k.contains("fail")
+            k.contains("err") || k.contains("fail") || k.contains("retry")
         });
         for arm in &m.arms {
             let pat_o = pat_outcome(&arm.pat).or_else(|| {

@@ -134,7 +134,16 @@ pub struct RetrySite {
     /// failure. Only the rules about its pauses apply.
     pub supervisor: bool,
     /// A way round after a failure that skips every wait the site has elsewhere.
-    pub unpaced: Option<Span>,
+    pub unpaced: Option<Unpaced>,
+}
+
+/// How a way round after a failure skips the waits the site has elsewhere.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unpaced {
+    /// A `continue` (or recursive call) that no path to it waits before.
+    Skips(Span),
+    /// The attempts were found used up by this test, and the loop goes round anyway, at once.
+    Spent(Span),
 }
 
 impl RetrySite {

@@ -521,10 +521,18 @@ impl<'a> Builder<'a, '_> {
             .map(|c| c.err_arm.unwrap_or(c.span));
         let per_attempt = AttemptFacts::of_expr(l, self.scope, self.index, Some(locals));
         let blind = is_blind(&result, body);
+        // A path that found the attempts used up goes round only when nothing else ends the
+        // loop (a `for` range, a `while` on the counter would).
         let unpaced = if delays.is_empty() {
             None
         } else {
-            unpaced_path(&result)
+            unpaced_path(&result).filter(|u| {
+                matches!(u, super::Unpaced::Skips(_))
+                    || matches!(
+                        bound,
+                        Bound::Unbounded | Bound::Bounded(BoundKind::Deadline)
+                    )
+            })
         };
         let has_keys = !keys.is_empty();
         Some(RetrySite {
@@ -776,7 +784,7 @@ impl<'a> Builder<'a, '_> {
             }
         };
         for c in &result.continues {
-            if !c.outcome.may_fail() || c.readiness || c.exhausted {
+            if !c.outcome.may_fail() || c.readiness || c.exhausted.is_some() {
                 continue;
             }
             if let Some(st) = &c.status {
@@ -794,7 +802,11 @@ impl<'a> Builder<'a, '_> {
         let via_error_for_status = tests_error_for_status(result, body, self.index);
         for c in &result.continues {
             let Some(arm) = c.err_arm else { continue };
-            if c.outcome != Outcome::Failure || c.classified || c.status.is_some() || c.exhausted {
+            if c.outcome != Outcome::Failure
+                || c.classified
+                || c.status.is_some()
+                || c.exhausted.is_some()
+            {
                 continue;
             }
             // Where the statuses became errors: `error_for_status()`, ureq (every status >= 400
@@ -1483,7 +1495,7 @@ fn is_supervisor(r: &FlowResult) -> bool {
 /// every path reaching that `continue` (or the end of the body) skipped the waits. Only a
 /// counted or blind resend: an uncounted re-run of one picked-out error (a stale pooled
 /// connection) is a protocol step.
-fn unpaced_path(r: &FlowResult) -> Option<Span> {
+fn unpaced_path(r: &FlowResult) -> Option<super::Unpaced> {
     // An operation that failed by timing out waited out its timeout.
     let timed = |c: &&super::flow::Continue| {
         c.op.as_deref()
@@ -1500,7 +1512,17 @@ fn unpaced_path(r: &FlowResult) -> Option<Span> {
                 .all(|o| !o.waited)
                 && r.continues.iter().any(|o| o.waited && o.span != c.span)
         })
-        .map(|c| c.span)
+        .map(|c| super::Unpaced::Skips(c.span))
+        .or_else(|| {
+            // Or a path found the attempts used up and goes round anyway, without the wait the
+            // counted attempts had (`if attempt < max { attempt += 1; sleep(..) }`, no `else`).
+            r.continues
+                .iter()
+                .filter(|c| c.outcome.may_fail() && !c.readiness && !c.waited && !timed(c))
+                .find_map(|c| c.exhausted)
+                .filter(|_| r.continues.iter().any(|o| o.waited))
+                .map(super::Unpaced::Spent)
+        })
 }
 
 /// Where a function body starts something that runs beside it (the file offsets where the
