@@ -469,17 +469,29 @@ fn semicolon_after(tokens: &[Token], matching: &[usize], from: usize, to: usize)
 }
 
 /// The `{` that starts the block of the item whose header starts at `from`: the first brace at
-/// this level that does not follow `=`, `,`, `:`, `<` or another punctuation mark but `>` or `!`
-/// (those are const-generic values: `Foo<{ N }>`), before any `;` (a declaration).
+/// this level outside generic arguments (a brace inside `<..>` is a const-generic value:
+/// `Foo<{ N }>`, `Bar<A, { N }>`), before any `;` (a declaration). A brace after the `,` that
+/// ends a `where` clause (`where S: Pool, {`) is the block.
 fn block_after(tokens: &[Token], matching: &[usize], from: usize, to: usize) -> Option<usize> {
     let mut i = from;
+    let mut angles = 0usize;
     while i < to {
         match tokens[i].kind {
             Kind::Punct(b';') => return None,
+            Kind::Punct(b'<') => {
+                angles += 1;
+                i += 1;
+            }
+            // `->` and `=>` are not closing angles.
+            Kind::Punct(b'>') => {
+                let arrow = i > 0 && matches!(tokens[i - 1].kind, Kind::Punct(b'-' | b'='));
+                if !arrow {
+                    angles = angles.saturating_sub(1);
+                }
+                i += 1;
+            }
             Kind::Open(b'{') => {
-                let after_value =
-                    matches!(tokens[i - 1].kind, Kind::Punct(p) if p != b'>' && p != b'!');
-                if !after_value {
+                if angles == 0 {
                     return Some(i);
                 }
                 i = matching[i] + 1;
@@ -906,6 +918,23 @@ mod tests {
         }
         assert!(out.contains("fn main() { loop { sleep(USED); } }"));
         assert!(syn::parse_file(&out).is_ok());
+    }
+
+    #[test]
+    fn a_where_clause_ending_in_a_comma_is_followed_by_the_block() {
+        // The struct's body is blanked; the function named by kept code is kept.
+        let src = "struct P<S>\nwhere\n    S: Pool + 'static,\n{\n    pool: S,\n}\n\
+                   impl<S> P<S>\nwhere\n    S: Pool,\n{\n    fn run(&self) { loop { make(); } }\n}\n\
+                   fn make() -> u32 { let answer = 42; answer }\n\
+                   fn g<const N: usize>() -> Foo<A, { N }> where Bar<{ N }>: Sized { 7 }\n";
+        let out = blanked(src);
+        assert!(!out.contains("pool: S"), "{out}");
+        assert!(out.contains("let answer = 42; answer"), "{out}");
+        assert!(
+            out.contains("Foo<A, { N }> where Bar<{ N }>: Sized {"),
+            "{out}"
+        );
+        assert!(syn::parse_file(&out).is_ok(), "{out}");
     }
 
     #[test]
