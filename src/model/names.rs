@@ -593,3 +593,60 @@ pub fn last_call(e: &Expr) -> Option<String> {
         _ => None,
     }
 }
+
+/// A backoff strategy type of a retry crate, by the resolved path of its constructor
+/// (`fluvio_future::retry::ExponentialBackoffBuilder::default`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StrategyType {
+    /// Its waits grow (exponential, Fibonacci, decorrelated).
+    pub growing: bool,
+    /// The crate randomises its waits unless told not to (`backoff`'s randomization factor).
+    pub jittered: bool,
+}
+
+/// Crates whose growing strategies are jittered by default.
+const JITTERED_BY_DEFAULT: &[&str] = &["backoff", "exponential_backoff", "retry_policies"];
+
+/// The strategy type a resolved constructor path builds, if it names one of an external crate:
+/// the path must be resolved to a crate (a type of this crate, or one whose origin is not known,
+/// stays unknown), the type named for a strategy (`ExponentialBackoff`, `FixedInterval`,
+/// `FibonacciBuilder`).
+#[must_use]
+pub fn strategy_type(full: &[String]) -> Option<StrategyType> {
+    let n = full.len();
+    if n < 3 || matches!(full[0].as_str(), "crate" | "self" | "super" | "Self") {
+        return None;
+    }
+    let ty = full[n - 2].to_ascii_lowercase();
+    let backoff_like = ["backoff", "strategy", "interval", "delay", "builder"]
+        .iter()
+        .any(|w| ty.contains(w));
+    if !backoff_like {
+        return None;
+    }
+    let decorrelated = ty.contains("decorrelated") || ty.contains("jitter");
+    let growing = decorrelated || ty.contains("exponential") || ty.contains("fibonacci");
+    let constant = ty.contains("constant") || ty.contains("fixed");
+    if !growing && !constant {
+        return None;
+    }
+    Some(StrategyType {
+        growing,
+        jittered: decorrelated || (growing && JITTERED_BY_DEFAULT.contains(&full[0].as_str())),
+    })
+}
+
+/// Asks a backoff strategy object for its next wait (`backoff.wait()`, `.next_backoff()`).
+#[must_use]
+pub fn is_next_wait_method(name: &str) -> bool {
+    matches!(
+        name,
+        "wait"
+            | "next_backoff"
+            | "next_delay"
+            | "next_wait"
+            | "next_interval"
+            | "next_duration"
+            | "next"
+    )
+}

@@ -739,6 +739,22 @@ impl<'a> Visit<'a> for Finder<'a, '_> {
                 self.middleware.push(self.index.of(e));
                 syn::visit::visit_expr(self, e);
             }
+            // `sleep(strategy.next_delay())` in a loop of this file: the strategy is a value of
+            // that loop (the loop is the site), not a policy run by a crate.
+            Expr::MethodCall(m)
+                if names::is_next_wait_method(&m.method.to_string())
+                    && m.method != "next"
+                    && root_variable(e).is_some_and(|v| self.locals.lets.contains_key(&v)) =>
+            {
+                if let Some(root_var) = root_variable(e) {
+                    if let Some([init]) = self.locals.lets.get(&root_var).map(Vec::as_slice) {
+                        self.consumed.push(self.index.of(*init));
+                    }
+                }
+                for a in &m.args {
+                    self.visit_expr(a);
+                }
+            }
             Expr::MethodCall(_) | Expr::Call(_) => {
                 if let Some(chain) = chain_of(e, self.scope, self.locals, 0) {
                     if let Some(facts) = facts_of(&chain, self.scope, self.locals) {

@@ -27,6 +27,9 @@ pub struct Taint {
     pub opaque: bool,
     /// What a server hint falls back to (`hint.unwrap_or(d)`): the nature of `d`.
     pub fallback: Option<Fallback>,
+    /// A backoff strategy object of a known crate (`ExponentialBackoffBuilder::default()..`):
+    /// its next wait (`.wait()`, `.next_backoff()`) is what the rest of the taint says.
+    pub strategy: bool,
 }
 
 /// The nature of the value used when the server gives no wait hint.
@@ -54,6 +57,7 @@ impl Taint {
             server: self.server || o.server,
             capped: self.capped || o.capped,
             opaque: self.opaque || o.opaque,
+            strategy: self.strategy || o.strategy,
             fallback: match (self.fallback, o.fallback) {
                 (Some(a), Some(b)) => Some(Fallback {
                     grows: a.grows || b.grows,
@@ -530,6 +534,34 @@ fn is_growth_method(name: &str) -> bool {
     )
 }
 
+/// A method called on a backoff strategy object: a builder step keeps the object (a maximum
+/// caps it, a jitter step randomises it), asking for the next wait gives the wait.
+fn strategy_step(name: &str, recv: Taint, m: &syn::ExprMethodCall) -> Taint {
+    let zero_arg = m.args.first().is_some_and(|a| {
+        matches!(a, Expr::Lit(l) if matches!(&l.lit, syn::Lit::Float(f) if f.base10_parse::<f64>().is_ok_and(|v| v == 0.0)))
+    });
+    match name {
+        n if names::is_next_wait_method(n) => Taint {
+            strategy: false,
+            ..recv
+        },
+        "max" | "max_delay" | "with_max_delay" | "max_interval" | "with_max_interval" | "cap"
+        | "max_backoff" | "with_max_backoff" => Taint {
+            capped: true,
+            ..recv
+        },
+        "with_randomization_factor" | "randomization_factor" => Taint {
+            random: !zero_arg,
+            ..recv
+        },
+        n if n.contains("jitter") => Taint {
+            random: !n.starts_with("without") && !n.starts_with("no_"),
+            ..recv
+        },
+        _ => recv,
+    }
+}
+
 fn is_cap_name(name: &str) -> bool {
     matches!(name, "min" | "clamp")
 }
@@ -1000,6 +1032,9 @@ impl<'a> ValueCx<'a, '_> {
                 ..recv
             };
         }
+        if recv.strategy {
+            return strategy_step(&name, recv, m);
+        }
         let both = recv.union(args);
         if self.file.is_random(&name) {
             return Taint {
@@ -1072,6 +1107,15 @@ impl<'a> ValueCx<'a, '_> {
             };
         };
         let full = self.file.resolve(path);
+        if let Some(st) = names::strategy_type(&full) {
+            return Taint {
+                strategy: true,
+                growth: st.growing,
+                random: st.jittered,
+                // A constant strategy waits its argument; a growing one, what it is set to.
+                ..if st.growing { Taint::default() } else { args }
+            };
+        }
         let last = full.last().cloned().unwrap_or_default();
         let random = self.file.is_random_path(&full) || self.file.is_random(&last);
         if is_cap_name(&last) {
