@@ -1,6 +1,6 @@
 //! The `retry-audit` command line: parses arguments, runs the scan, renders, sets the exit code
 //! (0: nothing at error level, 1: findings at error level, 2: usage, configuration or I/O error,
-//! or with `--strict` a file that could not be checked).
+//! a path given that could not be checked, or with `--strict` a file that could not be checked).
 
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::num::NonZeroUsize;
@@ -60,7 +60,8 @@ enum Command {
 struct CheckArgs {
     /// Files and directories to check. Directories are searched for `*.rs` files, skipping
     /// hidden and `.gitignore`d entries and `target` directories; files named here are always
-    /// checked.
+    /// checked. A path that is missing or not a file or directory (a FIFO, a device) is
+    /// reported, the others are checked, and the exit status is 2.
     #[arg(value_name = "PATHS", default_value = ".")]
     paths: Vec<PathBuf>,
 
@@ -294,7 +295,7 @@ fn check(args: &CheckArgs, matches: &ArgMatches, cargo: bool) -> ExitCode {
         let writing = Instant::now();
         let code = show_fixes(&report, &options);
         write_stats(args, &report, started, writing.elapsed());
-        return strict_exit(&report, args.strict).unwrap_or(code);
+        return failure_exit(&report, args.strict).unwrap_or(code);
     }
     let report = if args.fix {
         match fix_in_place(report, &options) {
@@ -317,7 +318,7 @@ fn check(args: &CheckArgs, matches: &ArgMatches, cargo: bool) -> ExitCode {
                     path.display()
                 ));
                 write_stats(args, &report, started, writing.elapsed());
-                strict_exit(&report, args.strict).unwrap_or(ExitCode::SUCCESS)
+                failure_exit(&report, args.strict).unwrap_or(ExitCode::SUCCESS)
             }
             Err(e) => {
                 report_error(&format!("error: {e}"));
@@ -349,13 +350,24 @@ fn check(args: &CheckArgs, matches: &ArgMatches, cargo: bool) -> ExitCode {
     let writing = Instant::now();
     let written = write_report(&report, args);
     write_stats(args, &report, started, writing.elapsed());
-    exit_after_output(written, strict_exit(&report, args.strict).unwrap_or(code))
+    exit_after_output(written, failure_exit(&report, args.strict).unwrap_or(code))
 }
 
 /// `--stats`, on standard error after everything but the `--strict` verdict.
 fn write_stats(args: &CheckArgs, report: &ScanReport, started: Instant, reporting: Duration) {
     if args.stats {
         report_error(&render::stats(report, reporting, started.elapsed()));
+    }
+}
+
+/// Status 2 whatever was found: a path given could not be checked (each was said on stderr
+/// before the report), or `--strict` and a file was skipped.
+fn failure_exit(report: &ScanReport, strict: bool) -> Option<ExitCode> {
+    let strict = strict_exit(report, strict);
+    if report.has_bad_paths() {
+        Some(ExitCode::from(2))
+    } else {
+        strict
     }
 }
 

@@ -46,6 +46,9 @@ pub struct ScanOptions {
 #[derive(Debug, Default)]
 pub struct ScanReport {
     pub files: Vec<FileReport>,
+    /// Paths given by the user that could not be checked at all (missing, or not a regular file
+    /// or directory), in the order given; the scan went on with the others, and the run fails.
+    pub bad_paths: Vec<BadPath>,
     /// Where the time went (`--stats`).
     pub stats: ScanStats,
 }
@@ -141,6 +144,21 @@ impl fmt::Display for SkipReason {
     }
 }
 
+/// A path given by the user that was not checked, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BadPath {
+    /// The path as given.
+    pub path: PathBuf,
+    /// What is wrong with it (`no such file or directory`, `a named pipe (FIFO), ...`).
+    pub reason: String,
+}
+
+impl fmt::Display for BadPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "cannot check {}: {}", self.path.display(), self.reason)
+    }
+}
+
 /// Totals over a [`ScanReport`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Counts {
@@ -157,8 +175,6 @@ pub struct Counts {
 /// A problem that stops the scan before it starts.
 #[derive(Debug)]
 pub enum ScanError {
-    /// A path given by the user cannot be accessed (missing, dangling link, no permission).
-    Path { path: PathBuf, message: String },
     /// The worker threads could not be created.
     ThreadPool(String),
 }
@@ -166,9 +182,6 @@ pub enum ScanError {
 impl fmt::Display for ScanError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ScanError::Path { path, message } => {
-                write!(f, "cannot access {}: {message}", path.display())
-            }
             ScanError::ThreadPool(e) => write!(f, "cannot start worker threads: {e}"),
         }
     }
@@ -214,6 +227,12 @@ impl ScanReport {
         counts
     }
 
+    /// Whether the run fails whatever was found: a path given could not be checked.
+    #[must_use]
+    pub fn has_bad_paths(&self) -> bool {
+        !self.bad_paths.is_empty()
+    }
+
     /// Whether any finding is at error level (the run fails).
     #[must_use]
     pub fn has_errors(&self) -> bool {
@@ -243,8 +262,10 @@ impl FileReport {
 
 /// Finds the files under `options.paths` and checks them in parallel.
 ///
-/// Fails only when a path given cannot be accessed or the thread pool cannot start; problems
-/// with single files are recorded in the report as [`Outcome::Skipped`].
+/// Fails only when the thread pool cannot start. A path given that cannot be checked (missing,
+/// a FIFO, a socket, a device) is recorded in [`ScanReport::bad_paths`] without being opened,
+/// and the other paths are scanned; problems with single files are recorded in the report as
+/// [`Outcome::Skipped`].
 pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
     let default_root = [PathBuf::from(".")];
     let roots = if options.paths.is_empty() {
@@ -253,7 +274,7 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
         &options.paths[..]
     };
     let started = Instant::now();
-    let candidates = collect_files(roots, &walk_filter(options))?;
+    let (candidates, bad_paths) = collect_files(roots, &walk_filter(options));
     let walked = Instant::now();
     let threads = thread_count(options.jobs, candidates.len());
     let clock = PhaseClock::default();
@@ -302,7 +323,11 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
         cross_file: checked.elapsed(),
         rechecked,
     };
-    Ok(ScanReport { files, stats })
+    Ok(ScanReport {
+        files,
+        bad_paths,
+        stats,
+    })
 }
 
 /// The checked files grouped by crate (the nearest directory above them with a `Cargo.toml`;
@@ -526,29 +551,72 @@ fn walk_filter(options: &ScanOptions) -> WalkFilter {
     })
 }
 
-/// Expands the roots into candidate files, sorted by path and without duplicates.
-fn collect_files(roots: &[PathBuf], skip: &WalkFilter) -> Result<Vec<Candidate>, ScanError> {
+/// Expands the roots into candidate files, sorted by path and without duplicates, and the roots
+/// that cannot be checked, in the order given.
+fn collect_files(roots: &[PathBuf], skip: &WalkFilter) -> (Vec<Candidate>, Vec<BadPath>) {
     let mut candidates = Vec::new();
+    let mut bad = Vec::new();
     for root in roots {
-        let metadata = std::fs::metadata(root).map_err(|e| ScanError::Path {
-            path: root.clone(),
-            message: e.to_string(),
-        })?;
-        if metadata.is_dir() {
-            walk_dir(root, skip, &mut candidates);
-        } else if metadata.is_file() {
-            candidates.push(Candidate::File(root.clone()));
-        } else {
+        // `metadata` does not open the file: a FIFO is not read, so nothing blocks on it.
+        match std::fs::metadata(root) {
+            Ok(metadata) if metadata.is_dir() => walk_dir(root, skip, &mut candidates),
+            Ok(metadata) if metadata.is_file() => candidates.push(Candidate::File(root.clone())),
             // A pipe or device could block or never end; only regular files are read.
-            return Err(ScanError::Path {
+            Ok(metadata) => bad.push(BadPath {
                 path: root.clone(),
-                message: "not a regular file or directory".to_owned(),
-            });
+                reason: format!(
+                    "{}, not a file or directory; not read",
+                    special_file_kind(metadata.file_type())
+                ),
+            }),
+            Err(e) => bad.push(BadPath {
+                path: root.clone(),
+                reason: inaccessible(root, &e),
+            }),
         }
     }
     candidates.sort_by(|a, b| a.path().cmp(b.path()));
     candidates.dedup_by(|a, b| a.path() == b.path());
-    Ok(candidates)
+    (candidates, bad)
+}
+
+/// What a file that is neither a regular file nor a directory is.
+fn special_file_kind(file_type: std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if file_type.is_fifo() {
+            return "a named pipe (FIFO)";
+        }
+        if file_type.is_socket() {
+            return "a socket";
+        }
+        if file_type.is_char_device() {
+            return "a character device";
+        }
+        if file_type.is_block_device() {
+            return "a block device";
+        }
+    }
+    let _ = file_type;
+    "a special file"
+}
+
+/// Why a path given cannot be looked at: in words, without the OS error number.
+fn inaccessible(path: &Path, error: &std::io::Error) -> String {
+    if error.kind() == std::io::ErrorKind::NotFound {
+        if let Ok(target) = std::fs::read_link(path) {
+            return format!(
+                "a symbolic link to `{}`, which does not exist",
+                target.display()
+            );
+        }
+        return "no such file or directory".to_owned();
+    }
+    if error.kind() == std::io::ErrorKind::PermissionDenied {
+        return "permission denied".to_owned();
+    }
+    error.to_string()
 }
 
 /// Adds the `.rs` files under `root` that are not hidden, ignored, inside a `target` directory
