@@ -96,7 +96,8 @@ struct CheckArgs {
     jobs: Option<NonZeroUsize>,
 
     /// Apply the machine-applicable fixes in place (files that parse, atomically, only if
-    /// unchanged since read), then report what is left.
+    /// unchanged since read), then report what is left. A read-only file is not fixed, and a
+    /// fixed file that cannot be written makes the exit status 2.
     #[arg(long, conflicts_with = "diff")]
     fix: bool,
 
@@ -295,15 +296,16 @@ fn check(args: &CheckArgs, matches: &ArgMatches, cargo: bool) -> ExitCode {
         let writing = Instant::now();
         let code = show_fixes(&report, &options);
         write_stats(args, &report, started, writing.elapsed());
-        return failure_exit(&report, args.strict).unwrap_or(code);
+        return failure_exit(&report, args.strict, false).unwrap_or(code);
     }
-    let report = if args.fix {
+    // `--fix`: whether a fixed file could not be written (read-only, an I/O error).
+    let (report, unwritten) = if args.fix {
         match fix_in_place(report, &options) {
-            Ok(report) => report,
+            Ok(fixed) => fixed,
             Err(code) => return code,
         }
     } else {
-        report
+        (report, false)
     };
     if let Some(path) = &args.write_baseline {
         // A skipped file has no findings to record: say which, so the baseline is not taken
@@ -318,7 +320,7 @@ fn check(args: &CheckArgs, matches: &ArgMatches, cargo: bool) -> ExitCode {
                     path.display()
                 ));
                 write_stats(args, &report, started, writing.elapsed());
-                failure_exit(&report, args.strict).unwrap_or(ExitCode::SUCCESS)
+                failure_exit(&report, args.strict, unwritten).unwrap_or(ExitCode::SUCCESS)
             }
             Err(e) => {
                 report_error(&format!("error: {e}"));
@@ -350,7 +352,10 @@ fn check(args: &CheckArgs, matches: &ArgMatches, cargo: bool) -> ExitCode {
     let writing = Instant::now();
     let written = write_report(&report, args);
     write_stats(args, &report, started, writing.elapsed());
-    exit_after_output(written, failure_exit(&report, args.strict).unwrap_or(code))
+    exit_after_output(
+        written,
+        failure_exit(&report, args.strict, unwritten).unwrap_or(code),
+    )
 }
 
 /// `--stats`, on standard error after everything but the `--strict` verdict.
@@ -361,10 +366,11 @@ fn write_stats(args: &CheckArgs, report: &ScanReport, started: Instant, reportin
 }
 
 /// Status 2 whatever was found: a path given could not be checked (each was said on stderr
-/// before the report), or `--strict` and a file was skipped.
-fn failure_exit(report: &ScanReport, strict: bool) -> Option<ExitCode> {
+/// before the report), `--fix` could not write a fixed file (`unwritten`, said when it
+/// happened), or `--strict` and a file was skipped.
+fn failure_exit(report: &ScanReport, strict: bool, unwritten: bool) -> Option<ExitCode> {
     let strict = strict_exit(report, strict);
-    if report.has_bad_paths() {
+    if report.has_bad_paths() || unwritten {
         Some(ExitCode::from(2))
     } else {
         strict
@@ -415,7 +421,9 @@ fn show_fixes(report: &ScanReport, options: &ScanOptions) -> ExitCode {
 }
 
 /// `--fix`: writes the fixed files, then scans again so that what is reported is what is left.
-fn fix_in_place(report: ScanReport, options: &ScanOptions) -> Result<ScanReport, ExitCode> {
+/// Also says whether a fixed file could not be written (`error: not fixed PATH: ...` on stderr,
+/// and the run fails with status 2).
+fn fix_in_place(report: ScanReport, options: &ScanOptions) -> Result<(ScanReport, bool), ExitCode> {
     let summary = fix::fix_report(
         &report,
         options,
@@ -424,18 +432,22 @@ fn fix_in_place(report: ScanReport, options: &ScanOptions) -> Result<ScanReport,
         &mut io::stderr(),
     )
     .unwrap_or_default();
+    let unwritten = summary.unwritten > 0;
     if summary.files == 0 {
-        return Ok(report);
+        return Ok((report, unwritten));
     }
     report_error(&format!(
         "retry-audit: applied {} to {}",
         count(summary.fixes, "fix", "fixes"),
         count(summary.files, "file", "files")
     ));
-    scan::scan(options).map_err(|e| {
-        report_error(&format!("error: {e}"));
-        ExitCode::from(2)
-    })
+    match scan::scan(options) {
+        Ok(report) => Ok((report, unwritten)),
+        Err(e) => {
+            report_error(&format!("error: {e}"));
+            Err(ExitCode::from(2))
+        }
+    }
 }
 
 fn count(n: usize, one: &str, many: &str) -> String {
