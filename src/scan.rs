@@ -465,7 +465,9 @@ fn recheck_with_crate(
 
 /// RA010 across files, once every file's retrying functions are known (see
 /// [`engine::nested_across_files`]). A file that gets a finding this way and had none keeps its
-/// text for rendering.
+/// text for rendering. The file's suppression comments are applied to these findings as to
+/// its others (when it has any, its facts keep what that needs): a comment can suppress them,
+/// and RA100 is judged on everything the file reports.
 fn add_nested_across_files(
     files: &mut [FileReport],
     facts: &[Option<engine::CrateFacts>],
@@ -482,19 +484,49 @@ fn add_nested_across_files(
             found.push((members[k], diagnostic));
         }
     }
+    let mut by_file: HashMap<usize, Vec<Diagnostic>> = HashMap::new();
     for (index, diagnostic) in found {
+        by_file.entry(index).or_default().push(diagnostic);
+    }
+    for (index, more) in by_file {
         let file = &mut files[index];
         let path = file.path.clone();
-        if let Outcome::Checked {
+        let Outcome::Checked {
             diagnostics,
             source,
         } = &mut file.outcome
-        {
-            if source.is_none() {
-                *source = std::fs::read_to_string(&path).ok();
-            }
-            diagnostics.push(diagnostic);
+        else {
+            continue;
+        };
+        if let Some(pending) = facts[index].as_ref().and_then(|f| f.suppressions.as_ref()) {
+            let mut before = std::mem::take(diagnostics);
+            // The file's own findings are kept as the scan left them (a finding made with
+            // another file's definitions has no fix); only RA100 is judged anew.
+            *diagnostics = pending
+                .apply(more, settings)
+                .into_iter()
+                .map(|d| {
+                    let kept = before.iter().position(|b| {
+                        b.rule == d.rule
+                            && b.primary.span == d.primary.span
+                            && b.message == d.message
+                    });
+                    match kept {
+                        Some(k) if d.rule != crate::registry::Rule::UnusedSuppression => {
+                            before.swap_remove(k)
+                        }
+                        _ => d,
+                    }
+                })
+                .collect();
+        } else {
+            diagnostics.extend(more);
             diagnostics.sort_by_key(|d| (d.primary.span.start, d.rule));
+        }
+        if diagnostics.is_empty() {
+            *source = None;
+        } else if source.is_none() {
+            *source = std::fs::read_to_string(&path).ok();
         }
     }
 }
