@@ -176,24 +176,23 @@ pub fn check_with_imports(
 
 /// RA010 across files: each file's per-attempt calls to functions that retry by themselves in
 /// *another* file (matched by name; a name the calling file defines itself is taken to mean its
-/// own function, which the per-file check already covers). `files[i]` is (display path, facts);
-/// the result pairs a file index with a finding. Linear in the number of calls and functions.
+/// own function, which the per-file check already covers). `files[i]` is (display path, facts,
+/// the file's settings: a finding has the calling file's level, and none where it allows
+/// RA010); the result pairs a file index with a finding. Linear in the number of calls and
+/// functions.
 #[must_use]
-pub fn nested_across_files(
-    files: &[(String, &CrateFacts)],
-    settings: &Settings,
-) -> Vec<(usize, Diagnostic)> {
-    if settings.level(Rule::NestedRetry) == Level::Allow {
-        return Vec::new();
-    }
+pub fn nested_across_files(files: &[(String, &CrateFacts, &Settings)]) -> Vec<(usize, Diagnostic)> {
     let mut retrying: HashMap<&str, (usize, Position)> = HashMap::new();
-    for (i, (_, facts)) in files.iter().enumerate() {
+    for (i, (_, facts, _)) in files.iter().enumerate() {
         for (name, at) in &facts.retrying {
             retrying.entry(name.as_str()).or_insert((i, *at));
         }
     }
     let mut out = Vec::new();
-    for (i, (_, facts)) in files.iter().enumerate() {
+    for (i, (_, facts, settings)) in files.iter().enumerate() {
+        if settings.level(Rule::NestedRetry) == Level::Allow {
+            continue;
+        }
         for call in &facts.calls {
             let Some((j, at)) = retrying.get(call.callee.as_str()) else {
                 continue;

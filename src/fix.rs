@@ -556,8 +556,15 @@ pub fn fix_report(
             continue;
         };
         let path = file.path.display();
-        let settings = match &options.config {
-            Some(config) => config.settings_for(&file.path),
+        // The configuration was found for the scan already: this only looks it up.
+        let settings = match options.config.as_ref().map(|c| c.settings_for(&file.path)) {
+            Some(Ok(settings)) => Cow::Owned(settings),
+            Some(Err(e)) => {
+                let _ = writeln!(log, "error: not fixed {path}: {e}");
+                summary.failed += 1;
+                summary.unwritten += 1;
+                continue;
+            }
             None => Cow::Borrowed(&options.settings),
         };
         let outcome = match fix_source(source, Some(diagnostics.to_vec()), &settings) {

@@ -124,9 +124,9 @@ struct CheckArgs {
     #[arg(long)]
     stats: bool,
 
-    /// Read the configuration from FILE (a `retry-audit.toml`, or a `Cargo.toml` with a
-    /// `[package.metadata.retry-audit]` or `[workspace.metadata.retry-audit]` table) instead of
-    /// looking for one from the current directory upward.
+    /// Read the configuration of every file from FILE (a `retry-audit.toml`, or a `Cargo.toml`
+    /// with a `[package.metadata.retry-audit]` or `[workspace.metadata.retry-audit]` table)
+    /// instead of looking for the nearest one above each file.
     #[arg(long, value_name = "FILE", conflicts_with = "isolated")]
     config: Option<PathBuf>,
 
@@ -241,16 +241,19 @@ fn scan_options(
     cargo: bool,
 ) -> Result<ScanOptions, String> {
     let here = std::path::Path::new(".");
-    let config = if args.isolated {
-        config::Config::default()
+    let command_line = settings(args, matches);
+    // Each file's configuration is found from the file (see `config::Configs`), unless one
+    // file is named for all or none is wanted.
+    let configs = if args.isolated {
+        config::Configs::fixed(config::Config::default(), &command_line)
     } else if let Some(path) = &args.config {
-        config::load(path).map_err(|e| e.to_string())?
+        config::Configs::fixed(
+            config::load(path).map_err(|e| e.to_string())?,
+            &command_line,
+        )
     } else {
-        config::discover(here)
-            .map_err(|e| e.to_string())?
-            .unwrap_or_default()
+        config::Configs::discover(&command_line)
     };
-    let run = config::RunConfig::new(config, &settings(args, matches));
     let paths_given = matches.value_source("paths") == Some(clap::parser::ValueSource::CommandLine);
     let (paths, skip_nested_packages) = if cargo && !paths_given {
         let cwd = config::absolute(here);
@@ -268,9 +271,9 @@ fn scan_options(
     };
     Ok(ScanOptions {
         paths,
-        settings: run.settings().clone(),
+        settings: configs.base_settings().clone(),
         jobs: args.jobs,
-        config: Some(Arc::new(run)),
+        config: Some(Arc::new(configs)),
         skip_nested_packages,
     })
 }

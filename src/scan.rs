@@ -8,6 +8,7 @@
 //! skipped. A path named on the command line is always taken: a file given explicitly is checked
 //! whatever its name, and a directory given explicitly is walked even if it is hidden or ignored.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::num::NonZeroUsize;
@@ -20,7 +21,7 @@ use std::time::{Duration, Instant};
 use ignore::WalkBuilder;
 use rayon::prelude::*;
 
-use crate::config::RunConfig;
+use crate::config::{ConfigError, Configs, RunConfig};
 use crate::diagnostic::Diagnostic;
 use crate::engine::{self, FileError, Settings};
 use crate::registry::Level;
@@ -34,9 +35,10 @@ pub struct ScanOptions {
     pub settings: Settings,
     /// Number of worker threads; `None` uses every core.
     pub jobs: Option<NonZeroUsize>,
-    /// The configuration in force: when set, it gives each file its settings (per-path levels)
-    /// instead of `settings`, and its `exclude` patterns prune the walk.
-    pub config: Option<Arc<RunConfig>>,
+    /// The configuration in force: when set, it gives each file its settings (the levels,
+    /// per-path levels and extensions of the configuration found for it) instead of
+    /// `settings`, and each configuration's `exclude` patterns prune the walk below it.
+    pub config: Option<Arc<Configs>>,
     /// Skip subdirectories that hold their own `Cargo.toml` while walking (other packages;
     /// `cargo retry-audit` scans each workspace member by itself).
     pub skip_nested_packages: bool,
@@ -175,6 +177,8 @@ pub struct Counts {
 /// A problem that stops the scan before it starts.
 #[derive(Debug)]
 pub enum ScanError {
+    /// The configuration file found for a file to check is invalid.
+    Config(ConfigError),
     /// The worker threads could not be created.
     ThreadPool(String),
 }
@@ -182,6 +186,7 @@ pub enum ScanError {
 impl fmt::Display for ScanError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            ScanError::Config(e) => write!(f, "{e}"),
             ScanError::ThreadPool(e) => write!(f, "cannot start worker threads: {e}"),
         }
     }
@@ -262,7 +267,8 @@ impl FileReport {
 
 /// Finds the files under `options.paths` and checks them in parallel.
 ///
-/// Fails only when the thread pool cannot start. A path given that cannot be checked (missing,
+/// Fails only when the configuration found for a file is invalid or the thread pool cannot
+/// start. A path given that cannot be checked (missing,
 /// a FIFO, a socket, a device) is recorded in [`ScanReport::bad_paths`] without being opened,
 /// and the other paths are scanned; problems with single files are recorded in the report as
 /// [`Outcome::Skipped`].
@@ -275,6 +281,16 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
     };
     let started = Instant::now();
     let (candidates, bad_paths) = collect_files(roots, &walk_filter(options));
+    // Each file's configuration: looked up by directory (the walk has seen most already), so
+    // the workers only read it.
+    let configs: Vec<Option<Arc<RunConfig>>> = candidates
+        .iter()
+        .map(|candidate| match (candidate, &options.config) {
+            (Candidate::File(path), Some(configs)) => configs.for_path(path).map(Some),
+            _ => Ok(None),
+        })
+        .collect::<Result<_, _>>()
+        .map_err(ScanError::Config)?;
     let walked = Instant::now();
     let threads = thread_count(options.jobs, candidates.len());
     let clock = PhaseClock::default();
@@ -289,12 +305,10 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
         pool.install(|| {
             candidates
                 .into_par_iter()
-                .map(|candidate| match candidate {
+                .zip(configs.par_iter())
+                .map(|(candidate, config)| match candidate {
                     Candidate::File(path) => {
-                        let settings = match &options.config {
-                            Some(config) => config.settings_for(&path),
-                            None => std::borrow::Cow::Borrowed(&options.settings),
-                        };
+                        let settings = settings_of(config.as_ref(), &path, &options.settings);
                         let (outcome, facts) = check_file(&path, &settings, &clock);
                         (FileReport { path, outcome }, facts)
                     }
@@ -310,8 +324,10 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
         });
     let checked = Instant::now();
     let crates = crates_of(&files, &facts);
-    let rechecked = pool.install(|| recheck_with_crate(&mut files, &mut facts, &crates, options));
-    add_nested_across_files(&mut files, &facts, &crates, &options.settings);
+    let rechecked = pool.install(|| {
+        recheck_with_crate(&mut files, &mut facts, &crates, &configs, &options.settings)
+    });
+    add_nested_across_files(&mut files, &facts, &crates, &configs, &options.settings);
     let stats = ScanStats {
         threads,
         bytes: clock.bytes.load(Ordering::Relaxed),
@@ -328,6 +344,18 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
         bad_paths,
         stats,
     })
+}
+
+/// The settings of the file `path` under its configuration, or `fallback` without one.
+fn settings_of<'a>(
+    config: Option<&'a Arc<RunConfig>>,
+    path: &Path,
+    fallback: &'a Settings,
+) -> Cow<'a, Settings> {
+    match config {
+        Some(config) => config.settings_for(path),
+        None => Cow::Borrowed(fallback),
+    }
 }
 
 /// The checked files grouped by crate (the nearest directory above them with a `Cargo.toml`;
@@ -361,12 +389,14 @@ pub const MAX_IMPORTS: usize = 8;
 /// whose retry sites looked for a function or constant they do not define and exactly one
 /// other file of the crate defines ([`engine::check_with_imports`]). The new findings replace
 /// the file's; a finding the file did not have alone says which definitions it rests on.
-/// Returns how many files were checked again.
+/// Returns how many files were checked again. `configs[i]` is the configuration of
+/// `files[i]`, `fallback` the settings without one.
 fn recheck_with_crate(
     files: &mut [FileReport],
     facts: &mut [Option<engine::CrateFacts>],
     crates: &[Vec<usize>],
-    options: &ScanOptions,
+    configs: &[Option<Arc<RunConfig>>],
+    fallback: &Settings,
 ) -> usize {
     let mut work: Vec<(usize, Vec<usize>)> = Vec::new();
     for members in crates {
@@ -403,10 +433,7 @@ fn recheck_with_crate(
         .par_iter()
         .map(|(i, from)| {
             let path = &files[*i].path;
-            let settings = match &options.config {
-                Some(config) => config.settings_for(path),
-                None => std::borrow::Cow::Borrowed(&options.settings),
-            };
+            let settings = settings_of(configs[*i].as_ref(), path, fallback);
             let imports: Vec<(String, Vec<u8>)> = from
                 .iter()
                 .filter_map(|j| {
@@ -467,20 +494,38 @@ fn recheck_with_crate(
 /// [`engine::nested_across_files`]). A file that gets a finding this way and had none keeps its
 /// text for rendering. The file's suppression comments are applied to these findings as to
 /// its others (when it has any, its facts keep what that needs): a comment can suppress them,
-/// and RA100 is judged on everything the file reports.
+/// and RA100 is judged on everything the file reports. Each file's findings follow its own
+/// settings (`configs[i]`, or `fallback`).
 fn add_nested_across_files(
     files: &mut [FileReport],
     facts: &[Option<engine::CrateFacts>],
     crates: &[Vec<usize>],
-    settings: &Settings,
+    configs: &[Option<Arc<RunConfig>>],
+    fallback: &Settings,
 ) {
     let mut found = Vec::new();
     for members in crates {
-        let input: Vec<(String, &engine::CrateFacts)> = members
+        let members: Vec<usize> = members
             .iter()
-            .filter_map(|&i| Some((files[i].path.display().to_string(), facts[i].as_ref()?)))
+            .copied()
+            .filter(|&i| facts[i].is_some())
             .collect();
-        for (k, diagnostic) in engine::nested_across_files(&input, settings) {
+        let settings: Vec<Cow<Settings>> = members
+            .iter()
+            .map(|&i| settings_of(configs[i].as_ref(), &files[i].path, fallback))
+            .collect();
+        let input: Vec<(String, &engine::CrateFacts, &Settings)> = members
+            .iter()
+            .zip(&settings)
+            .filter_map(|(&i, settings)| {
+                Some((
+                    files[i].path.display().to_string(),
+                    facts[i].as_ref()?,
+                    settings.as_ref(),
+                ))
+            })
+            .collect();
+        for (k, diagnostic) in engine::nested_across_files(&input) {
             found.push((members[k], diagnostic));
         }
     }
@@ -499,11 +544,12 @@ fn add_nested_across_files(
             continue;
         };
         if let Some(pending) = facts[index].as_ref().and_then(|f| f.suppressions.as_ref()) {
+            let settings = settings_of(configs[index].as_ref(), &path, fallback);
             let mut before = std::mem::take(diagnostics);
             // The file's own findings are kept as the scan left them (a finding made with
             // another file's definitions has no fix); only RA100 is judged anew.
             *diagnostics = pending
-                .apply(more, settings)
+                .apply(more, &settings)
                 .into_iter()
                 .map(|d| {
                     let kept = before.iter().position(|b| {
@@ -573,12 +619,19 @@ impl Candidate {
 type WalkFilter = Arc<dyn Fn(&ignore::DirEntry) -> bool + Send + Sync>;
 
 fn walk_filter(options: &ScanOptions) -> WalkFilter {
-    let config = options.config.clone();
+    let configs = options.config.clone();
     let skip_nested_packages = options.skip_nested_packages;
     Arc::new(move |entry: &ignore::DirEntry| {
-        config
-            .as_ref()
-            .is_some_and(|config| config.is_excluded(entry.path()))
+        // The configuration of the directory the entry is in decides (only directories and
+        // `.rs` files can matter). An invalid one prunes nothing here: the files below it are
+        // collected, and looking up theirs fails the scan.
+        let matters = is_dir(entry) || entry.path().extension().is_some_and(|ext| ext == "rs");
+        matters
+            && configs.as_ref().is_some_and(|configs| {
+                configs
+                    .for_path(entry.path())
+                    .is_ok_and(|config| config.is_excluded(entry.path()))
+            })
             || (skip_nested_packages && is_dir(entry) && entry.path().join("Cargo.toml").is_file())
     })
 }
