@@ -19,12 +19,15 @@
 //! status-accessors = ["http_status"]
 //! ```
 //!
-//! **Discovery** ([`discover`]): from the current directory upward, the first directory that
-//! has `.retry-audit.toml`, `retry-audit.toml` (in that order) or a `Cargo.toml` with one of
-//! the metadata tables wins; nothing is merged. The search stops at the filesystem root and
-//! after the first directory that holds `.git` or `.hg` (a repository root), so a checkout
-//! never picks up a file from outside it. `--config FILE` names the file instead ([`load`]; a
-//! file named `Cargo.toml` is read for its metadata tables).
+//! **Discovery** ([`Configs`]), per file, as ruff does: from the file's directory upward, the
+//! first directory that has `.retry-audit.toml`, `retry-audit.toml` (in that order) or a
+//! `Cargo.toml` with one of the metadata tables configures the file; nothing is merged, so a
+//! subdirectory with its own file is configured by it alone. The search stops at the filesystem
+//! root and after the first directory that holds `.git` or `.hg` (a repository root), so a
+//! checkout never picks up a file from outside it. Where the tool runs from does not matter.
+//! `--config FILE` names one file for every file instead ([`load`]; a file named `Cargo.toml`
+//! is read for its metadata tables). The language server finds a document's configuration the
+//! same way.
 //!
 //! **Paths** in `exclude` and `per-path` are globs relative to the directory of the file that
 //! sets them (`*` and `?` stop at `/`, `**` crosses it). A pattern without `/` matches a file or
@@ -39,10 +42,11 @@
 //! name the file, line and column ([`ConfigError`]).
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::fs;
 use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::Deserialize;
@@ -518,34 +522,141 @@ pub fn load(path: &Path) -> Result<Config, ConfigError> {
     }
 }
 
-/// Finds the configuration that applies in `start` (see the module documentation); `None` when
-/// there is none, and the defaults apply.
-pub fn discover(start: &Path) -> Result<Option<Config>, ConfigError> {
-    let start = absolute(start);
-    let cwd = absolute(Path::new("."));
-    for dir in start.ancestors() {
-        for name in FILE_NAMES {
-            let candidate = dir.join(name);
-            if candidate.is_file() {
-                // Named relative to the current directory in messages, as the scanned files are.
-                return load(&relative_to(&candidate, &cwd)).map(Some);
-            }
+/// The configuration file of one directory, if it has one: `.retry-audit.toml`,
+/// `retry-audit.toml` (in that order), or a `Cargo.toml` with one of the metadata tables. It is
+/// named relative to `cwd` in messages, as the scanned files are.
+fn config_in(dir: &Path, cwd: &Path) -> Result<Option<Config>, ConfigError> {
+    for name in FILE_NAMES {
+        let candidate = dir.join(name);
+        if candidate.is_file() {
+            return load(&relative_to(&candidate, cwd)).map(Some);
         }
-        let manifest = relative_to(&dir.join("Cargo.toml"), &cwd);
-        if manifest.is_file() {
-            let text = read(&manifest)?;
-            // Only a manifest that mentions the tool can configure it; others are not parsed.
-            if text.contains("retry-audit") {
-                if let Some(config) = parse_manifest(&text, &manifest)? {
-                    return Ok(Some(config));
-                }
-            }
-        }
-        if REPOSITORY_MARKERS.iter().any(|m| dir.join(m).exists()) {
-            break;
+    }
+    let manifest = relative_to(&dir.join("Cargo.toml"), cwd);
+    if manifest.is_file() {
+        let text = read(&manifest)?;
+        // Only a manifest that mentions the tool can configure it; others are not parsed.
+        if text.contains("retry-audit") {
+            return parse_manifest(&text, &manifest);
         }
     }
     Ok(None)
+}
+
+/// Whether the upward search stops after `dir`: it holds `.git` or `.hg`.
+fn is_repository_root(dir: &Path) -> bool {
+    REPOSITORY_MARKERS.iter().any(|m| dir.join(m).exists())
+}
+
+/// The configuration of every file of a run, each with the command line's levels on top: one
+/// file for all (`--config FILE`), none (`--isolated`), or, by default, for each file the
+/// nearest configuration above it, as ruff finds its own ([`Configs::for_path`], which the
+/// command line and the language server both use).
+///
+/// Discovery starts in the directory of the file (for a directory entry met while walking, the
+/// directory it is in) and goes up to the first directory that has a configuration file (see
+/// [`FILE_NAMES`]; nothing is merged), stopping at the filesystem root and after a repository
+/// root (a directory holding `.git` or `.hg`). Each directory is looked at once: the answer is
+/// remembered for it and every directory the search went through, so asking for every file of
+/// a large tree reads each configuration file once.
+#[derive(Debug)]
+pub struct Configs {
+    /// Whether `defaults` is every file's configuration (`--config`, `--isolated`).
+    fixed: bool,
+    /// The configuration of a file no configuration file is found for, the command line on top.
+    defaults: Arc<RunConfig>,
+    command_line: Settings,
+    /// The answer for each directory already looked at (absolute, normalised).
+    by_dir: Mutex<HashMap<PathBuf, Result<Arc<RunConfig>, ConfigError>>>,
+    /// Where relative paths start.
+    cwd: PathBuf,
+}
+
+impl Configs {
+    /// `config` for every file (`--config FILE`; `Config::default()` for `--isolated`).
+    #[must_use]
+    pub fn fixed(config: Config, command_line: &Settings) -> Configs {
+        Configs {
+            fixed: true,
+            ..Configs::with_defaults(config, command_line)
+        }
+    }
+
+    /// For each file, the nearest configuration above it, or the defaults.
+    #[must_use]
+    pub fn discover(command_line: &Settings) -> Configs {
+        Configs::with_defaults(Config::default(), command_line)
+    }
+
+    fn with_defaults(defaults: Config, command_line: &Settings) -> Configs {
+        Configs {
+            fixed: false,
+            defaults: Arc::new(RunConfig::new(defaults, command_line)),
+            command_line: command_line.clone(),
+            by_dir: Mutex::new(HashMap::new()),
+            cwd: absolute(Path::new(".")),
+        }
+    }
+
+    /// The settings of a file no configuration file configures (for `--config`, of a file no
+    /// `[[per-path]]` entry matches).
+    #[must_use]
+    pub fn base_settings(&self) -> &Settings {
+        self.defaults.settings()
+    }
+
+    /// The configuration that applies to `path`, a file or an entry found while walking a
+    /// directory: the one found from the directory it is in. An invalid configuration file is
+    /// an error, for every path it would configure.
+    pub fn for_path(&self, path: &Path) -> Result<Arc<RunConfig>, ConfigError> {
+        if self.fixed {
+            return Ok(Arc::clone(&self.defaults));
+        }
+        let path = normalize(&self.cwd.join(path));
+        self.for_dir(path.parent().unwrap_or(&path))
+    }
+
+    /// The settings of the file `path`: its configuration's levels for it, the command line on
+    /// top.
+    pub fn settings_for(&self, path: &Path) -> Result<Settings, ConfigError> {
+        self.for_path(path)
+            .map(|run| run.settings_for(path).into_owned())
+    }
+
+    /// The configuration of the files of `dir` (absolute and normalised), by discovery.
+    fn for_dir(&self, dir: &Path) -> Result<Arc<RunConfig>, ConfigError> {
+        // A panic while holding the lock cannot leave a half-made entry: take the map anyway.
+        let mut known = self
+            .by_dir
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut visited: Vec<&Path> = Vec::new();
+        let mut answer = None;
+        for candidate in dir.ancestors() {
+            if let Some(found) = known.get(candidate) {
+                answer = Some(found.clone());
+                break;
+            }
+            visited.push(candidate);
+            match config_in(candidate, &self.cwd) {
+                Ok(Some(config)) => {
+                    answer = Some(Ok(Arc::new(RunConfig::new(config, &self.command_line))));
+                    break;
+                }
+                Err(e) => {
+                    answer = Some(Err(e));
+                    break;
+                }
+                Ok(None) if is_repository_root(candidate) => break,
+                Ok(None) => {}
+            }
+        }
+        let answer = answer.unwrap_or_else(|| Ok(Arc::clone(&self.defaults)));
+        for candidate in visited {
+            known.insert(candidate.to_path_buf(), answer.clone());
+        }
+        answer
+    }
 }
 
 /// The configuration in force for one run: a [`Config`] with the command line's levels on top.

@@ -115,6 +115,10 @@ pub struct CrateFacts {
     /// (sorted): another file of the crate that defines one is worth importing
     /// ([`check_with_imports`]).
     pub unresolved: Vec<String>,
+    /// For a file with suppression comments whose retry sites call other files' functions:
+    /// its findings before suppression, so that the comments can also suppress the RA010
+    /// findings the crate-wide pass adds ([`suppress::Pending::apply`]).
+    pub suppressions: Option<std::sync::Arc<suppress::Pending>>,
 }
 
 /// A call made on each attempt of a retry site.
@@ -172,24 +176,23 @@ pub fn check_with_imports(
 
 /// RA010 across files: each file's per-attempt calls to functions that retry by themselves in
 /// *another* file (matched by name; a name the calling file defines itself is taken to mean its
-/// own function, which the per-file check already covers). `files[i]` is (display path, facts);
-/// the result pairs a file index with a finding. Linear in the number of calls and functions.
+/// own function, which the per-file check already covers). `files[i]` is (display path, facts,
+/// the file's settings: a finding has the calling file's level, and none where it allows
+/// RA010); the result pairs a file index with a finding. Linear in the number of calls and
+/// functions.
 #[must_use]
-pub fn nested_across_files(
-    files: &[(String, &CrateFacts)],
-    settings: &Settings,
-) -> Vec<(usize, Diagnostic)> {
-    if settings.level(Rule::NestedRetry) == Level::Allow {
-        return Vec::new();
-    }
+pub fn nested_across_files(files: &[(String, &CrateFacts, &Settings)]) -> Vec<(usize, Diagnostic)> {
     let mut retrying: HashMap<&str, (usize, Position)> = HashMap::new();
-    for (i, (_, facts)) in files.iter().enumerate() {
+    for (i, (_, facts, _)) in files.iter().enumerate() {
         for (name, at) in &facts.retrying {
             retrying.entry(name.as_str()).or_insert((i, *at));
         }
     }
     let mut out = Vec::new();
-    for (i, (_, facts)) in files.iter().enumerate() {
+    for (i, (_, facts, settings)) in files.iter().enumerate() {
+        if settings.level(Rule::NestedRetry) == Level::Allow {
+            continue;
+        }
         for call in &facts.calls {
             let Some((j, at)) = retrying.get(call.callee.as_str()) else {
                 continue;
@@ -311,7 +314,7 @@ fn check_within_budget(
     // Only what the crate-wide pass needs is kept (most files have nothing), not the file's
     // every function name: memory stays bounded by the files in flight.
     let defines = |name: &String| file_model.defined_fns.binary_search(name).is_ok();
-    let facts = CrateFacts {
+    let mut facts = CrateFacts {
         defines: file_model.defined_keys.clone(),
         unresolved: if file_model.sites.is_empty() {
             Vec::new()
@@ -339,6 +342,7 @@ fn check_within_budget(
                     })
             })
             .collect(),
+        suppressions: None,
     };
     let fns = if text.contains(suppress::MARKER) {
         suppress::fn_items(&file)
@@ -355,6 +359,16 @@ fn check_within_budget(
         (a.primary.span.start, a.rule, &a.message).cmp(&(b.primary.span.start, b.rule, &b.message))
     });
     diagnostics.dedup_by(|a, b| a.rule == b.rule && a.primary.span == b.primary.span);
+    // RA010 across files is found after every file is checked: the comments must be able to
+    // suppress it too (and an allow of it is not unused), so they are kept for that pass.
+    if !facts.calls.is_empty() && text.contains(suppress::MARKER) {
+        facts.suppressions = Some(std::sync::Arc::new(suppress::Pending::new(
+            text,
+            shift,
+            &fns,
+            &diagnostics,
+        )));
+    }
     // Inline `// retry-audit: allow(...)` comments, and RA100 for those that suppress nothing.
     let diagnostics = suppress::apply(text, shift, &fns, diagnostics, settings);
     times.analyse += parsed.elapsed().saturating_sub(freed);

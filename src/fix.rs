@@ -163,6 +163,9 @@ pub enum WriteError {
     /// The file's bytes are no longer those the fix was computed from (an editor saved it, a
     /// formatter ran, ...). Nothing was written.
     Changed,
+    /// The file is read-only (no write permission bit is set). Nothing was written: replacing
+    /// it by a rename would go round its permissions, and root could write to it directly.
+    ReadOnly,
     /// Reading, writing, syncing or renaming failed. The original file is intact.
     Io(io::Error),
 }
@@ -171,6 +174,7 @@ impl std::fmt::Display for WriteError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             WriteError::Changed => f.write_str("the file changed since it was read; not fixed"),
+            WriteError::ReadOnly => f.write_str("the file is read-only"),
             WriteError::Io(e) => write!(f, "cannot write the fix: {e}"),
         }
     }
@@ -186,8 +190,10 @@ impl From<io::Error> for WriteError {
 
 /// Replaces the contents of `path` with `new`, atomically, if they are still `expected`.
 ///
-/// The new bytes are written to a temporary file in the same directory (so the rename cannot
-/// cross file systems), given the original's permissions and synced to disk; then the original
+/// A read-only file (no write permission bit set) is not replaced, whoever runs this:
+/// [`WriteError::ReadOnly`]. The new bytes are written to a temporary file in the same
+/// directory (so the rename cannot cross file systems), given the original's permissions and
+/// synced to disk; then the original
 /// is read again and, if it still holds `expected`, the temporary file is renamed over it and the
 /// directory is synced. A reader sees the old file or the new one, never a mix; on any failure
 /// the original is left as it was and the temporary file is removed. A symbolic link is followed:
@@ -213,6 +219,11 @@ pub fn write_if_unchanged_with_hook(
     let metadata = fs::metadata(&target)?;
     if !metadata.is_file() {
         return Err(WriteError::Io(io::Error::other("not a regular file")));
+    }
+    // The rename below needs only the directory to be writable, and root may write anything:
+    // the file's own permission bits decide.
+    if metadata.permissions().readonly() {
+        return Err(WriteError::ReadOnly);
     }
     if fs::read(&target)? != expected {
         return Err(WriteError::Changed);
@@ -514,14 +525,19 @@ pub struct FixSummary {
     /// Files with fixes that were not written: changed since read, unwritable, or a fix that
     /// would have broken the syntax.
     pub failed: usize,
+    /// Of those, the files whose fixed text could not be written: read-only, or an I/O error
+    /// (`error: not fixed PATH: ...`). The run fails.
+    pub unwritten: usize,
 }
 
 /// Applies the fixes of every file of `report` (the result of scanning with `options`) that
 /// has any: with [`Mode::Diff`] the diffs go to `out`; with [`Mode::Write`] the files are
 /// replaced. Each file is checked again with the settings the scan gave it (its configuration's
 /// per-path levels included). Problems with single files are
-/// written to `log` (`warning: not fixed PATH: ...` lines; a failing `log` is ignored) and
-/// counted; only a failure to write `out` is an error.
+/// written to `log` and counted (a failing `log` is ignored): `error: not fixed PATH: ...`
+/// for a file that could not be written (read-only, an I/O error; [`FixSummary::unwritten`]),
+/// `warning: not fixed PATH: ...` for a fix left out (the file changed since it was read, the
+/// fix would break the syntax). Only a failure to write `out` is an error.
 #[cfg(feature = "cli")]
 pub fn fix_report(
     report: &crate::scan::ScanReport,
@@ -540,8 +556,15 @@ pub fn fix_report(
             continue;
         };
         let path = file.path.display();
-        let settings = match &options.config {
-            Some(config) => config.settings_for(&file.path),
+        // The configuration was found for the scan already: this only looks it up.
+        let settings = match options.config.as_ref().map(|c| c.settings_for(&file.path)) {
+            Some(Ok(settings)) => Cow::Owned(settings),
+            Some(Err(e)) => {
+                let _ = writeln!(log, "error: not fixed {path}: {e}");
+                summary.failed += 1;
+                summary.unwritten += 1;
+                continue;
+            }
             None => Cow::Borrowed(&options.settings),
         };
         let outcome = match fix_source(source, Some(diagnostics.to_vec()), &settings) {
@@ -570,12 +593,19 @@ pub fn fix_report(
                 out.write_all(unified_diff(source, &outcome.text, &old, &new).as_bytes())?;
             }
             Mode::Write => {
-                if let Err(e) =
-                    write_if_unchanged(&file.path, source.as_bytes(), outcome.text.as_bytes())
-                {
-                    let _ = writeln!(log, "warning: not fixed {path}: {e}");
-                    summary.failed += 1;
-                    continue;
+                match write_if_unchanged(&file.path, source.as_bytes(), outcome.text.as_bytes()) {
+                    Ok(()) => {}
+                    Err(e @ WriteError::Changed) => {
+                        let _ = writeln!(log, "warning: not fixed {path}: {e}");
+                        summary.failed += 1;
+                        continue;
+                    }
+                    Err(e @ (WriteError::ReadOnly | WriteError::Io(_))) => {
+                        let _ = writeln!(log, "error: not fixed {path}: {e}");
+                        summary.failed += 1;
+                        summary.unwritten += 1;
+                        continue;
+                    }
                 }
             }
         }

@@ -9,7 +9,8 @@
 //! - `textDocument/codeAction` offers a preferred `quickfix` for each finding in the requested
 //!   range that carries a mechanical fix (RA005: create the key once, before the loop).
 //! - Each document is analysed with the configuration that applies to its file (found upward
-//!   from its directory, read again at every analysis); a document the configuration excludes
+//!   from its directory as a scan finds each file's, read again at every analysis); a document
+//!   the configuration excludes
 //!   gets no findings, and an invalid configuration one warning (and the defaults).
 //! - A document that does not parse gets a single information-level diagnostic saying so, at the
 //!   parse error, and no findings: the syntax error itself is the compiler's (or
@@ -465,28 +466,18 @@ enum DocConfig {
     Invalid(String),
 }
 
-/// The configuration that applies to a document's file, found upward from its directory as the
-/// command line finds it from the current one (`retry-audit.toml`, `.retry-audit.toml` or
-/// `Cargo.toml` metadata): rule levels, per-path levels, extensions and `exclude`. It is read
-/// again for every analysis, so edits to it apply at the next change or save. A document that
-/// is not a file (`untitled:`) gets the defaults.
+/// The configuration that applies to a document's file, found upward from its directory exactly
+/// as a scan finds each file's ([`config::Configs::for_path`]: `retry-audit.toml`,
+/// `.retry-audit.toml` or `Cargo.toml` metadata): rule levels, per-path levels, extensions and
+/// `exclude`. It is read again for every analysis, so edits to it apply at the next change or
+/// save. A document that is not a file (`untitled:`) gets the defaults.
 fn document_config(uri: &Url) -> DocConfig {
     let Ok(path) = uri.to_file_path() else {
         return DocConfig::Use(Settings::default());
     };
-    let Some(dir) = path.parent() else {
-        return DocConfig::Use(Settings::default());
-    };
-    match config::discover(dir) {
-        Ok(None) => DocConfig::Use(Settings::default()),
-        Ok(Some(found)) => {
-            let run = config::RunConfig::new(found, &Settings::default());
-            if run.is_excluded(&path) {
-                DocConfig::Excluded
-            } else {
-                DocConfig::Use(run.settings_for(&path).into_owned())
-            }
-        }
+    match config::Configs::discover(&Settings::default()).for_path(&path) {
+        Ok(run) if run.is_excluded(&path) => DocConfig::Excluded,
+        Ok(run) => DocConfig::Use(run.settings_for(&path).into_owned()),
         Err(e) => DocConfig::Invalid(e.to_string()),
     }
 }

@@ -1,6 +1,6 @@
 //! The `retry-audit` command line: parses arguments, runs the scan, renders, sets the exit code
 //! (0: nothing at error level, 1: findings at error level, 2: usage, configuration or I/O error,
-//! or with `--strict` a file that could not be checked).
+//! a path given that could not be checked, or with `--strict` a file that could not be checked).
 
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::num::NonZeroUsize;
@@ -60,7 +60,8 @@ enum Command {
 struct CheckArgs {
     /// Files and directories to check. Directories are searched for `*.rs` files, skipping
     /// hidden and `.gitignore`d entries and `target` directories; files named here are always
-    /// checked.
+    /// checked. A path that is missing or not a file or directory (a FIFO, a device) is
+    /// reported, the others are checked, and the exit status is 2.
     #[arg(value_name = "PATHS", default_value = ".")]
     paths: Vec<PathBuf>,
 
@@ -95,7 +96,8 @@ struct CheckArgs {
     jobs: Option<NonZeroUsize>,
 
     /// Apply the machine-applicable fixes in place (files that parse, atomically, only if
-    /// unchanged since read), then report what is left.
+    /// unchanged since read), then report what is left. A read-only file is not fixed, and a
+    /// fixed file that cannot be written makes the exit status 2.
     #[arg(long, conflicts_with = "diff")]
     fix: bool,
 
@@ -122,9 +124,9 @@ struct CheckArgs {
     #[arg(long)]
     stats: bool,
 
-    /// Read the configuration from FILE (a `retry-audit.toml`, or a `Cargo.toml` with a
-    /// `[package.metadata.retry-audit]` or `[workspace.metadata.retry-audit]` table) instead of
-    /// looking for one from the current directory upward.
+    /// Read the configuration of every file from FILE (a `retry-audit.toml`, or a `Cargo.toml`
+    /// with a `[package.metadata.retry-audit]` or `[workspace.metadata.retry-audit]` table)
+    /// instead of looking for the nearest one above each file.
     #[arg(long, value_name = "FILE", conflicts_with = "isolated")]
     config: Option<PathBuf>,
 
@@ -239,16 +241,19 @@ fn scan_options(
     cargo: bool,
 ) -> Result<ScanOptions, String> {
     let here = std::path::Path::new(".");
-    let config = if args.isolated {
-        config::Config::default()
+    let command_line = settings(args, matches);
+    // Each file's configuration is found from the file (see `config::Configs`), unless one
+    // file is named for all or none is wanted.
+    let configs = if args.isolated {
+        config::Configs::fixed(config::Config::default(), &command_line)
     } else if let Some(path) = &args.config {
-        config::load(path).map_err(|e| e.to_string())?
+        config::Configs::fixed(
+            config::load(path).map_err(|e| e.to_string())?,
+            &command_line,
+        )
     } else {
-        config::discover(here)
-            .map_err(|e| e.to_string())?
-            .unwrap_or_default()
+        config::Configs::discover(&command_line)
     };
-    let run = config::RunConfig::new(config, &settings(args, matches));
     let paths_given = matches.value_source("paths") == Some(clap::parser::ValueSource::CommandLine);
     let (paths, skip_nested_packages) = if cargo && !paths_given {
         let cwd = config::absolute(here);
@@ -266,9 +271,9 @@ fn scan_options(
     };
     Ok(ScanOptions {
         paths,
-        settings: run.settings().clone(),
+        settings: configs.base_settings().clone(),
         jobs: args.jobs,
-        config: Some(Arc::new(run)),
+        config: Some(Arc::new(configs)),
         skip_nested_packages,
     })
 }
@@ -294,15 +299,16 @@ fn check(args: &CheckArgs, matches: &ArgMatches, cargo: bool) -> ExitCode {
         let writing = Instant::now();
         let code = show_fixes(&report, &options);
         write_stats(args, &report, started, writing.elapsed());
-        return strict_exit(&report, args.strict).unwrap_or(code);
+        return failure_exit(&report, args.strict, false).unwrap_or(code);
     }
-    let report = if args.fix {
+    // `--fix`: whether a fixed file could not be written (read-only, an I/O error).
+    let (report, unwritten) = if args.fix {
         match fix_in_place(report, &options) {
-            Ok(report) => report,
+            Ok(fixed) => fixed,
             Err(code) => return code,
         }
     } else {
-        report
+        (report, false)
     };
     if let Some(path) = &args.write_baseline {
         // A skipped file has no findings to record: say which, so the baseline is not taken
@@ -317,7 +323,7 @@ fn check(args: &CheckArgs, matches: &ArgMatches, cargo: bool) -> ExitCode {
                     path.display()
                 ));
                 write_stats(args, &report, started, writing.elapsed());
-                strict_exit(&report, args.strict).unwrap_or(ExitCode::SUCCESS)
+                failure_exit(&report, args.strict, unwritten).unwrap_or(ExitCode::SUCCESS)
             }
             Err(e) => {
                 report_error(&format!("error: {e}"));
@@ -349,13 +355,28 @@ fn check(args: &CheckArgs, matches: &ArgMatches, cargo: bool) -> ExitCode {
     let writing = Instant::now();
     let written = write_report(&report, args);
     write_stats(args, &report, started, writing.elapsed());
-    exit_after_output(written, strict_exit(&report, args.strict).unwrap_or(code))
+    exit_after_output(
+        written,
+        failure_exit(&report, args.strict, unwritten).unwrap_or(code),
+    )
 }
 
 /// `--stats`, on standard error after everything but the `--strict` verdict.
 fn write_stats(args: &CheckArgs, report: &ScanReport, started: Instant, reporting: Duration) {
     if args.stats {
         report_error(&render::stats(report, reporting, started.elapsed()));
+    }
+}
+
+/// Status 2 whatever was found: a path given could not be checked (each was said on stderr
+/// before the report), `--fix` could not write a fixed file (`unwritten`, said when it
+/// happened), or `--strict` and a file was skipped.
+fn failure_exit(report: &ScanReport, strict: bool, unwritten: bool) -> Option<ExitCode> {
+    let strict = strict_exit(report, strict);
+    if report.has_bad_paths() || unwritten {
+        Some(ExitCode::from(2))
+    } else {
+        strict
     }
 }
 
@@ -403,7 +424,9 @@ fn show_fixes(report: &ScanReport, options: &ScanOptions) -> ExitCode {
 }
 
 /// `--fix`: writes the fixed files, then scans again so that what is reported is what is left.
-fn fix_in_place(report: ScanReport, options: &ScanOptions) -> Result<ScanReport, ExitCode> {
+/// Also says whether a fixed file could not be written (`error: not fixed PATH: ...` on stderr,
+/// and the run fails with status 2).
+fn fix_in_place(report: ScanReport, options: &ScanOptions) -> Result<(ScanReport, bool), ExitCode> {
     let summary = fix::fix_report(
         &report,
         options,
@@ -412,18 +435,22 @@ fn fix_in_place(report: ScanReport, options: &ScanOptions) -> Result<ScanReport,
         &mut io::stderr(),
     )
     .unwrap_or_default();
+    let unwritten = summary.unwritten > 0;
     if summary.files == 0 {
-        return Ok(report);
+        return Ok((report, unwritten));
     }
     report_error(&format!(
         "retry-audit: applied {} to {}",
         count(summary.fixes, "fix", "fixes"),
         count(summary.files, "file", "files")
     ));
-    scan::scan(options).map_err(|e| {
-        report_error(&format!("error: {e}"));
-        ExitCode::from(2)
-    })
+    match scan::scan(options) {
+        Ok(report) => Ok((report, unwritten)),
+        Err(e) => {
+            report_error(&format!("error: {e}"));
+            Err(ExitCode::from(2))
+        }
+    }
 }
 
 fn count(n: usize, one: &str, many: &str) -> String {

@@ -8,6 +8,7 @@
 //! skipped. A path named on the command line is always taken: a file given explicitly is checked
 //! whatever its name, and a directory given explicitly is walked even if it is hidden or ignored.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::num::NonZeroUsize;
@@ -20,7 +21,7 @@ use std::time::{Duration, Instant};
 use ignore::WalkBuilder;
 use rayon::prelude::*;
 
-use crate::config::RunConfig;
+use crate::config::{ConfigError, Configs, RunConfig};
 use crate::diagnostic::Diagnostic;
 use crate::engine::{self, FileError, Settings};
 use crate::registry::Level;
@@ -34,9 +35,10 @@ pub struct ScanOptions {
     pub settings: Settings,
     /// Number of worker threads; `None` uses every core.
     pub jobs: Option<NonZeroUsize>,
-    /// The configuration in force: when set, it gives each file its settings (per-path levels)
-    /// instead of `settings`, and its `exclude` patterns prune the walk.
-    pub config: Option<Arc<RunConfig>>,
+    /// The configuration in force: when set, it gives each file its settings (the levels,
+    /// per-path levels and extensions of the configuration found for it) instead of
+    /// `settings`, and each configuration's `exclude` patterns prune the walk below it.
+    pub config: Option<Arc<Configs>>,
     /// Skip subdirectories that hold their own `Cargo.toml` while walking (other packages;
     /// `cargo retry-audit` scans each workspace member by itself).
     pub skip_nested_packages: bool,
@@ -46,6 +48,9 @@ pub struct ScanOptions {
 #[derive(Debug, Default)]
 pub struct ScanReport {
     pub files: Vec<FileReport>,
+    /// Paths given by the user that could not be checked at all (missing, or not a regular file
+    /// or directory), in the order given; the scan went on with the others, and the run fails.
+    pub bad_paths: Vec<BadPath>,
     /// Where the time went (`--stats`).
     pub stats: ScanStats,
 }
@@ -141,6 +146,21 @@ impl fmt::Display for SkipReason {
     }
 }
 
+/// A path given by the user that was not checked, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BadPath {
+    /// The path as given.
+    pub path: PathBuf,
+    /// What is wrong with it (`no such file or directory`, `a named pipe (FIFO), ...`).
+    pub reason: String,
+}
+
+impl fmt::Display for BadPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "cannot check {}: {}", self.path.display(), self.reason)
+    }
+}
+
 /// Totals over a [`ScanReport`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Counts {
@@ -157,8 +177,8 @@ pub struct Counts {
 /// A problem that stops the scan before it starts.
 #[derive(Debug)]
 pub enum ScanError {
-    /// A path given by the user cannot be accessed (missing, dangling link, no permission).
-    Path { path: PathBuf, message: String },
+    /// The configuration file found for a file to check is invalid.
+    Config(ConfigError),
     /// The worker threads could not be created.
     ThreadPool(String),
 }
@@ -166,9 +186,7 @@ pub enum ScanError {
 impl fmt::Display for ScanError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ScanError::Path { path, message } => {
-                write!(f, "cannot access {}: {message}", path.display())
-            }
+            ScanError::Config(e) => write!(f, "{e}"),
             ScanError::ThreadPool(e) => write!(f, "cannot start worker threads: {e}"),
         }
     }
@@ -214,6 +232,12 @@ impl ScanReport {
         counts
     }
 
+    /// Whether the run fails whatever was found: a path given could not be checked.
+    #[must_use]
+    pub fn has_bad_paths(&self) -> bool {
+        !self.bad_paths.is_empty()
+    }
+
     /// Whether any finding is at error level (the run fails).
     #[must_use]
     pub fn has_errors(&self) -> bool {
@@ -243,8 +267,11 @@ impl FileReport {
 
 /// Finds the files under `options.paths` and checks them in parallel.
 ///
-/// Fails only when a path given cannot be accessed or the thread pool cannot start; problems
-/// with single files are recorded in the report as [`Outcome::Skipped`].
+/// Fails only when the configuration found for a file is invalid or the thread pool cannot
+/// start. A path given that cannot be checked (missing,
+/// a FIFO, a socket, a device) is recorded in [`ScanReport::bad_paths`] without being opened,
+/// and the other paths are scanned; problems with single files are recorded in the report as
+/// [`Outcome::Skipped`].
 pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
     let default_root = [PathBuf::from(".")];
     let roots = if options.paths.is_empty() {
@@ -253,7 +280,17 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
         &options.paths[..]
     };
     let started = Instant::now();
-    let candidates = collect_files(roots, &walk_filter(options))?;
+    let (candidates, bad_paths) = collect_files(roots, &walk_filter(options));
+    // Each file's configuration: looked up by directory (the walk has seen most already), so
+    // the workers only read it.
+    let configs: Vec<Option<Arc<RunConfig>>> = candidates
+        .iter()
+        .map(|candidate| match (candidate, &options.config) {
+            (Candidate::File(path), Some(configs)) => configs.for_path(path).map(Some),
+            _ => Ok(None),
+        })
+        .collect::<Result<_, _>>()
+        .map_err(ScanError::Config)?;
     let walked = Instant::now();
     let threads = thread_count(options.jobs, candidates.len());
     let clock = PhaseClock::default();
@@ -268,12 +305,10 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
         pool.install(|| {
             candidates
                 .into_par_iter()
-                .map(|candidate| match candidate {
+                .zip(configs.par_iter())
+                .map(|(candidate, config)| match candidate {
                     Candidate::File(path) => {
-                        let settings = match &options.config {
-                            Some(config) => config.settings_for(&path),
-                            None => std::borrow::Cow::Borrowed(&options.settings),
-                        };
+                        let settings = settings_of(config.as_ref(), &path, &options.settings);
                         let (outcome, facts) = check_file(&path, &settings, &clock);
                         (FileReport { path, outcome }, facts)
                     }
@@ -289,8 +324,10 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
         });
     let checked = Instant::now();
     let crates = crates_of(&files, &facts);
-    let rechecked = pool.install(|| recheck_with_crate(&mut files, &mut facts, &crates, options));
-    add_nested_across_files(&mut files, &facts, &crates, &options.settings);
+    let rechecked = pool.install(|| {
+        recheck_with_crate(&mut files, &mut facts, &crates, &configs, &options.settings)
+    });
+    add_nested_across_files(&mut files, &facts, &crates, &configs, &options.settings);
     let stats = ScanStats {
         threads,
         bytes: clock.bytes.load(Ordering::Relaxed),
@@ -302,7 +339,23 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
         cross_file: checked.elapsed(),
         rechecked,
     };
-    Ok(ScanReport { files, stats })
+    Ok(ScanReport {
+        files,
+        bad_paths,
+        stats,
+    })
+}
+
+/// The settings of the file `path` under its configuration, or `fallback` without one.
+fn settings_of<'a>(
+    config: Option<&'a Arc<RunConfig>>,
+    path: &Path,
+    fallback: &'a Settings,
+) -> Cow<'a, Settings> {
+    match config {
+        Some(config) => config.settings_for(path),
+        None => Cow::Borrowed(fallback),
+    }
 }
 
 /// The checked files grouped by crate (the nearest directory above them with a `Cargo.toml`;
@@ -336,12 +389,14 @@ pub const MAX_IMPORTS: usize = 8;
 /// whose retry sites looked for a function or constant they do not define and exactly one
 /// other file of the crate defines ([`engine::check_with_imports`]). The new findings replace
 /// the file's; a finding the file did not have alone says which definitions it rests on.
-/// Returns how many files were checked again.
+/// Returns how many files were checked again. `configs[i]` is the configuration of
+/// `files[i]`, `fallback` the settings without one.
 fn recheck_with_crate(
     files: &mut [FileReport],
     facts: &mut [Option<engine::CrateFacts>],
     crates: &[Vec<usize>],
-    options: &ScanOptions,
+    configs: &[Option<Arc<RunConfig>>],
+    fallback: &Settings,
 ) -> usize {
     let mut work: Vec<(usize, Vec<usize>)> = Vec::new();
     for members in crates {
@@ -378,10 +433,7 @@ fn recheck_with_crate(
         .par_iter()
         .map(|(i, from)| {
             let path = &files[*i].path;
-            let settings = match &options.config {
-                Some(config) => config.settings_for(path),
-                None => std::borrow::Cow::Borrowed(&options.settings),
-            };
+            let settings = settings_of(configs[*i].as_ref(), path, fallback);
             let imports: Vec<(String, Vec<u8>)> = from
                 .iter()
                 .filter_map(|j| {
@@ -440,36 +492,87 @@ fn recheck_with_crate(
 
 /// RA010 across files, once every file's retrying functions are known (see
 /// [`engine::nested_across_files`]). A file that gets a finding this way and had none keeps its
-/// text for rendering.
+/// text for rendering. The file's suppression comments are applied to these findings as to
+/// its others (when it has any, its facts keep what that needs): a comment can suppress them,
+/// and RA100 is judged on everything the file reports. Each file's findings follow its own
+/// settings (`configs[i]`, or `fallback`).
 fn add_nested_across_files(
     files: &mut [FileReport],
     facts: &[Option<engine::CrateFacts>],
     crates: &[Vec<usize>],
-    settings: &Settings,
+    configs: &[Option<Arc<RunConfig>>],
+    fallback: &Settings,
 ) {
     let mut found = Vec::new();
     for members in crates {
-        let input: Vec<(String, &engine::CrateFacts)> = members
+        let members: Vec<usize> = members
             .iter()
-            .filter_map(|&i| Some((files[i].path.display().to_string(), facts[i].as_ref()?)))
+            .copied()
+            .filter(|&i| facts[i].is_some())
             .collect();
-        for (k, diagnostic) in engine::nested_across_files(&input, settings) {
+        let settings: Vec<Cow<Settings>> = members
+            .iter()
+            .map(|&i| settings_of(configs[i].as_ref(), &files[i].path, fallback))
+            .collect();
+        let input: Vec<(String, &engine::CrateFacts, &Settings)> = members
+            .iter()
+            .zip(&settings)
+            .filter_map(|(&i, settings)| {
+                Some((
+                    files[i].path.display().to_string(),
+                    facts[i].as_ref()?,
+                    settings.as_ref(),
+                ))
+            })
+            .collect();
+        for (k, diagnostic) in engine::nested_across_files(&input) {
             found.push((members[k], diagnostic));
         }
     }
+    let mut by_file: HashMap<usize, Vec<Diagnostic>> = HashMap::new();
     for (index, diagnostic) in found {
+        by_file.entry(index).or_default().push(diagnostic);
+    }
+    for (index, more) in by_file {
         let file = &mut files[index];
         let path = file.path.clone();
-        if let Outcome::Checked {
+        let Outcome::Checked {
             diagnostics,
             source,
         } = &mut file.outcome
-        {
-            if source.is_none() {
-                *source = std::fs::read_to_string(&path).ok();
-            }
-            diagnostics.push(diagnostic);
+        else {
+            continue;
+        };
+        if let Some(pending) = facts[index].as_ref().and_then(|f| f.suppressions.as_ref()) {
+            let settings = settings_of(configs[index].as_ref(), &path, fallback);
+            let mut before = std::mem::take(diagnostics);
+            // The file's own findings are kept as the scan left them (a finding made with
+            // another file's definitions has no fix); only RA100 is judged anew.
+            *diagnostics = pending
+                .apply(more, &settings)
+                .into_iter()
+                .map(|d| {
+                    let kept = before.iter().position(|b| {
+                        b.rule == d.rule
+                            && b.primary.span == d.primary.span
+                            && b.message == d.message
+                    });
+                    match kept {
+                        Some(k) if d.rule != crate::registry::Rule::UnusedSuppression => {
+                            before.swap_remove(k)
+                        }
+                        _ => d,
+                    }
+                })
+                .collect();
+        } else {
+            diagnostics.extend(more);
             diagnostics.sort_by_key(|d| (d.primary.span.start, d.rule));
+        }
+        if diagnostics.is_empty() {
+            *source = None;
+        } else if source.is_none() {
+            *source = std::fs::read_to_string(&path).ok();
         }
     }
 }
@@ -516,39 +619,89 @@ impl Candidate {
 type WalkFilter = Arc<dyn Fn(&ignore::DirEntry) -> bool + Send + Sync>;
 
 fn walk_filter(options: &ScanOptions) -> WalkFilter {
-    let config = options.config.clone();
+    let configs = options.config.clone();
     let skip_nested_packages = options.skip_nested_packages;
     Arc::new(move |entry: &ignore::DirEntry| {
-        config
-            .as_ref()
-            .is_some_and(|config| config.is_excluded(entry.path()))
+        // The configuration of the directory the entry is in decides (only directories and
+        // `.rs` files can matter). An invalid one prunes nothing here: the files below it are
+        // collected, and looking up theirs fails the scan.
+        let matters = is_dir(entry) || entry.path().extension().is_some_and(|ext| ext == "rs");
+        matters
+            && configs.as_ref().is_some_and(|configs| {
+                configs
+                    .for_path(entry.path())
+                    .is_ok_and(|config| config.is_excluded(entry.path()))
+            })
             || (skip_nested_packages && is_dir(entry) && entry.path().join("Cargo.toml").is_file())
     })
 }
 
-/// Expands the roots into candidate files, sorted by path and without duplicates.
-fn collect_files(roots: &[PathBuf], skip: &WalkFilter) -> Result<Vec<Candidate>, ScanError> {
+/// Expands the roots into candidate files, sorted by path and without duplicates, and the roots
+/// that cannot be checked, in the order given.
+fn collect_files(roots: &[PathBuf], skip: &WalkFilter) -> (Vec<Candidate>, Vec<BadPath>) {
     let mut candidates = Vec::new();
+    let mut bad = Vec::new();
     for root in roots {
-        let metadata = std::fs::metadata(root).map_err(|e| ScanError::Path {
-            path: root.clone(),
-            message: e.to_string(),
-        })?;
-        if metadata.is_dir() {
-            walk_dir(root, skip, &mut candidates);
-        } else if metadata.is_file() {
-            candidates.push(Candidate::File(root.clone()));
-        } else {
+        // `metadata` does not open the file: a FIFO is not read, so nothing blocks on it.
+        match std::fs::metadata(root) {
+            Ok(metadata) if metadata.is_dir() => walk_dir(root, skip, &mut candidates),
+            Ok(metadata) if metadata.is_file() => candidates.push(Candidate::File(root.clone())),
             // A pipe or device could block or never end; only regular files are read.
-            return Err(ScanError::Path {
+            Ok(metadata) => bad.push(BadPath {
                 path: root.clone(),
-                message: "not a regular file or directory".to_owned(),
-            });
+                reason: format!(
+                    "{}, not a file or directory; not read",
+                    special_file_kind(metadata.file_type())
+                ),
+            }),
+            Err(e) => bad.push(BadPath {
+                path: root.clone(),
+                reason: inaccessible(root, &e),
+            }),
         }
     }
     candidates.sort_by(|a, b| a.path().cmp(b.path()));
     candidates.dedup_by(|a, b| a.path() == b.path());
-    Ok(candidates)
+    (candidates, bad)
+}
+
+/// What a file that is neither a regular file nor a directory is.
+fn special_file_kind(file_type: std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if file_type.is_fifo() {
+            return "a named pipe (FIFO)";
+        }
+        if file_type.is_socket() {
+            return "a socket";
+        }
+        if file_type.is_char_device() {
+            return "a character device";
+        }
+        if file_type.is_block_device() {
+            return "a block device";
+        }
+    }
+    let _ = file_type;
+    "a special file"
+}
+
+/// Why a path given cannot be looked at: in words, without the OS error number.
+fn inaccessible(path: &Path, error: &std::io::Error) -> String {
+    if error.kind() == std::io::ErrorKind::NotFound {
+        if let Ok(target) = std::fs::read_link(path) {
+            return format!(
+                "a symbolic link to `{}`, which does not exist",
+                target.display()
+            );
+        }
+        return "no such file or directory".to_owned();
+    }
+    if error.kind() == std::io::ErrorKind::PermissionDenied {
+        return "permission denied".to_owned();
+    }
+    error.to_string()
 }
 
 /// Adds the `.rs` files under `root` that are not hidden, ignored, inside a `target` directory

@@ -196,6 +196,168 @@ fn the_search_stops_at_the_repository_root() {
     assert_eq!(run(&checkout, &["a.rs"]).findings(), pairs(&[]));
 }
 
+/// `(path, rule:level)` pairs with the paths as `format!`ed strings.
+fn owned_pairs(items: &[(String, &str)]) -> Vec<(String, String)> {
+    items
+        .iter()
+        .map(|(a, b)| (a.clone(), (*b).to_owned()))
+        .collect()
+}
+
+#[test]
+fn the_configuration_is_found_from_each_scanned_file_not_the_current_directory() {
+    let project = repo();
+    write(
+        project.path(),
+        "retry-audit.toml",
+        "exclude = [\"gen\"]\n\n[rules]\nRA002 = \"deny\"\n\n\
+         [[per-path]]\npaths = [\"tests\"]\nrules = { RA002 = \"allow\" }\n\n\
+         [extend]\nsleep-fns = [\"clock::pause\"]\n",
+    );
+    write(project.path(), "src/a.rs", FIXED);
+    write(project.path(), "src/wrapped.rs", WRAPPED);
+    write(project.path(), "gen/b.rs", FIXED);
+    write(project.path(), "tests/t.rs", FIXED);
+    // The directory the tool runs in has a configuration of its own, which must not apply.
+    let elsewhere = repo();
+    write(
+        elsewhere.path(),
+        "retry-audit.toml",
+        "[rules]\nRA002 = \"allow\"\n",
+    );
+    let root = project.path().to_string_lossy().into_owned();
+    assert_eq!(
+        run(elsewhere.path(), &[&root]).findings(),
+        owned_pairs(&[
+            (format!("{root}/src/a.rs"), "RA002:error"),
+            (format!("{root}/src/wrapped.rs"), "RA002:error"),
+        ]),
+        "levels, exclude, per-path and extensions of {root}/retry-audit.toml"
+    );
+    let file = format!("{root}/tests/t.rs");
+    assert_eq!(run(elsewhere.path(), &[&file]).findings(), pairs(&[]));
+}
+
+#[test]
+fn each_file_gets_the_nearest_configuration_above_it() {
+    let dir = repo();
+    write(
+        dir.path(),
+        "retry-audit.toml",
+        "[rules]\nRA002 = \"deny\"\n",
+    );
+    write(
+        dir.path(),
+        "sub/retry-audit.toml",
+        "exclude = [\"skip\"]\n\n[rules]\nRA002 = \"warn\"\n\n\
+         [[per-path]]\npaths = [\"legacy\"]\nrules = { RA002 = \"allow\" }\n\n\
+         [extend]\nsleep-fns = [\"clock::pause\"]\n",
+    );
+    for file in [
+        "a.rs",
+        "legacy/e.rs",
+        "sub/b.rs",
+        "sub/skip/c.rs",
+        "sub/legacy/d.rs",
+    ] {
+        write(dir.path(), file, FIXED);
+    }
+    write(dir.path(), "w.rs", WRAPPED);
+    write(dir.path(), "sub/w.rs", WRAPPED);
+    assert_eq!(
+        run(dir.path(), &["."]).findings(),
+        pairs(&[
+            ("./a.rs", "RA002:error"),
+            ("./legacy/e.rs", "RA002:error"),
+            ("./sub/b.rs", "RA002:warning"),
+            ("./sub/w.rs", "RA002:warning"),
+        ])
+    );
+    // From inside `sub` the same files get the same configurations.
+    assert_eq!(
+        run(&dir.path().join("sub"), &["../a.rs", "../legacy", "."]).findings(),
+        pairs(&[
+            ("./b.rs", "RA002:warning"),
+            ("./w.rs", "RA002:warning"),
+            ("../a.rs", "RA002:error"),
+            ("../legacy/e.rs", "RA002:error"),
+        ])
+    );
+    // `--config` names one file for every file scanned.
+    assert_eq!(
+        run(dir.path(), &["--config", "retry-audit.toml", "."]).findings(),
+        pairs(&[
+            ("./a.rs", "RA002:error"),
+            ("./legacy/e.rs", "RA002:error"),
+            ("./sub/b.rs", "RA002:error"),
+            ("./sub/legacy/d.rs", "RA002:error"),
+            ("./sub/skip/c.rs", "RA002:error"),
+        ])
+    );
+}
+
+#[test]
+fn an_invalid_configuration_above_a_scanned_path_stops_the_run() {
+    let project = repo();
+    write(project.path(), "a.rs", FIXED);
+    write(
+        project.path(),
+        "retry-audit.toml",
+        "[rules]\nRA002 = \"loud\"\n",
+    );
+    let elsewhere = repo();
+    let path = project.path().join("a.rs");
+    let run = run(elsewhere.path(), &[&path.to_string_lossy()]);
+    assert_eq!(run.code, Some(2), "{}", run.stderr);
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+    assert!(
+        run.stderr.starts_with("error: ")
+            && run
+                .stderr
+                .contains("retry-audit.toml:2:9: invalid level `loud` for `RA002`"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn per_path_levels_apply_to_ra010_found_across_files() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/nested-retry/retry_in_another_file/src");
+    let dir = repo();
+    for file in ["lib.rs", "report.rs"] {
+        let text = fs::read_to_string(fixture.join(file)).expect("fixture");
+        write(dir.path(), &format!("src/{file}"), text);
+    }
+    let nested = |run: &Run| -> Vec<String> {
+        run.stdout
+            .lines()
+            .map(|line| serde_json::from_str::<serde_json::Value>(line).expect("a JSON line"))
+            .filter(|f| f["rule"] == "RA010")
+            .map(|f| format!("{}:{}", f["path"].as_str().unwrap_or_default(), f["level"]))
+            .collect()
+    };
+    assert_eq!(
+        nested(&run(dir.path(), &["."])),
+        ["./src/report.rs:\"warning\""]
+    );
+    write(
+        dir.path(),
+        "retry-audit.toml",
+        "[[per-path]]\npaths = [\"src/report.rs\"]\nrules = { nested-retry = \"deny\" }\n",
+    );
+    assert_eq!(
+        nested(&run(dir.path(), &["."])),
+        ["./src/report.rs:\"error\""]
+    );
+    write(
+        dir.path(),
+        "retry-audit.toml",
+        "[[per-path]]\npaths = [\"src/report.rs\"]\nrules = { nested-retry = \"allow\" }\n",
+    );
+    assert_eq!(nested(&run(dir.path(), &["."])), Vec::<String>::new());
+}
+
 #[test]
 fn cargo_toml_metadata_configures_too() {
     let dir = repo();

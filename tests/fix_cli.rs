@@ -339,6 +339,57 @@ fn a_file_changed_while_the_fix_is_written_is_refused() {
     assert_eq!(names(dir.path()), ["pay.rs"]);
 }
 
+#[test]
+fn a_read_only_file_is_not_fixed_and_the_run_fails() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let locked = dir.path().join("locked.rs");
+    write_old(&locked, KEY_IN_LOOP);
+    let mut read_only = fs::metadata(&locked).expect("metadata").permissions();
+    read_only.set_readonly(true);
+    fs::set_permissions(&locked, read_only).expect("chmod 0444");
+    let open = dir.path().join("open.rs");
+    write_old(&open, KEY_IN_LOOP);
+    let before = snapshot(&locked);
+
+    // Whoever runs it (root may write to a 0444 file): the permission bits are the answer.
+    let out = retry_audit(dir.path(), &["--fix", "."]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("error: not fixed ./locked.rs: the file is read-only"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("applied 1 fix to 1 file"), "{stderr}");
+    assert_eq!(snapshot(&locked), before, "the read-only file is untouched");
+    assert!(fs::metadata(&locked)
+        .expect("metadata")
+        .permissions()
+        .readonly());
+    assert!(rules_in(&fs::read_to_string(&open).expect("readable")).is_empty());
+    assert_eq!(
+        names(dir.path()),
+        ["locked.rs", "open.rs"],
+        "no temporary file left"
+    );
+    // What is left is reported: the finding of the file not fixed.
+    assert!(
+        text(&out.stdout).contains("locked.rs"),
+        "{}",
+        text(&out.stdout)
+    );
+
+    // The library refuses too, before writing anything.
+    let fixed = fix::fix_source(KEY_IN_LOOP, None, &Settings::default()).expect("parses");
+    let result = fix::write_if_unchanged(&locked, KEY_IN_LOOP.as_bytes(), fixed.text.as_bytes());
+    assert!(matches!(result, Err(WriteError::ReadOnly)), "{result:?}");
+    assert_eq!(snapshot(&locked), before);
+    assert_eq!(names(dir.path()), ["locked.rs", "open.rs"]);
+
+    // `--diff` writes nothing, so a read-only file is no obstacle to it.
+    let diff = retry_audit(dir.path(), &["--diff", "locked.rs"]);
+    assert_eq!(diff.status.code(), Some(1), "{}", text(&diff.stderr));
+}
+
 #[cfg(unix)]
 #[test]
 fn a_symbolic_link_is_followed_and_kept() {

@@ -589,7 +589,8 @@ fn cargo_json_packages_and_targets_are_cargos() {
         let file_name = message.message.spans[0].file_name.clone();
         seen.insert(file_name.clone());
         if file_name.starts_with("scripts/") || file_name.ends_with("loose.rs") {
-            // Outside every package: a stand-in, still a valid message.
+            // Outside every package: a stand-in, still a valid message, naming no manifest.
+            assert!(raw.get("manifest_path").is_none(), "{line}");
             continue;
         }
         let package = metadata
@@ -618,6 +619,55 @@ fn cargo_json_packages_and_targets_are_cargos() {
     assert!(
         matches!(messages.last(), Some(Message::BuildFinished(f)) if !f.success),
         "ends with build-finished"
+    );
+}
+
+#[test]
+fn cargo_json_names_the_real_manifest_or_none() {
+    let dir = TempDir::new().expect("temp dir");
+    let root = dir.path().canonicalize().expect("canonical temp dir");
+    assert!(
+        root.ancestors().all(|d| !d.join("Cargo.toml").exists()),
+        "the temporary directory is outside every package"
+    );
+    write(&root, "src/loose.rs", UNBOUNDED_FIXED);
+    write(
+        &root,
+        "pkg/Cargo.toml",
+        "[package]\nname = \"pkg\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    );
+    write(&root, "pkg/src/lib.rs", "mod deep;\n");
+    write(&root, "pkg/src/deep/mod.rs", UNBOUNDED_FIXED);
+    let run = run(&root, &["--format", "cargo-json", "src", "pkg"]);
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    let mut manifests: Vec<(String, Option<String>)> = Vec::new();
+    for (message, line) in cargo_messages(&run.stdout).iter().zip(run.stdout.lines()) {
+        let Message::CompilerMessage(message) = message else {
+            continue;
+        };
+        let raw: Value = serde_json::from_str(line).expect("JSON");
+        let manifest = raw.get("manifest_path").map(|m| {
+            m.as_str()
+                .unwrap_or_else(|| panic!("a path when present: {line}"))
+                .to_owned()
+        });
+        if let Some(manifest) = &manifest {
+            assert!(Path::new(manifest).is_file(), "{manifest} exists: {line}");
+        }
+        let file = message.message.spans[0].file_name.clone();
+        if !manifests.iter().any(|(f, _)| *f == file) {
+            manifests.push((file, manifest));
+        }
+    }
+    manifests.sort();
+    let pkg_manifest = root.join("pkg/Cargo.toml").to_string_lossy().into_owned();
+    assert_eq!(
+        manifests,
+        [
+            ("loose.rs".to_owned(), None),
+            ("src/deep/mod.rs".to_owned(), Some(pkg_manifest)),
+        ],
+        "inside a package its Cargo.toml (found upward from the file), outside one none"
     );
 }
 

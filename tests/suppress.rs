@@ -6,9 +6,12 @@
 
 #![cfg(feature = "cli")]
 
+use std::collections::BTreeMap;
 use std::fs;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use retry_audit::scan::{scan, ScanOptions};
 use retry_audit::{check_source, Diagnostic, Level, Rule, Settings};
 
 /// A bounded retry with a fixed one-second pause: RA002 on line 5 (`{}` marks where a
@@ -335,4 +338,217 @@ fn the_binary_honours_suppressions_and_reports_ra100_in_json() {
     assert_eq!(unused[0]["level"], "warning");
     assert_eq!(unused[0]["line"], 5);
     assert_eq!(unused[0]["message"], "unused suppression of `RA004`");
+}
+
+/// The `.rs` files under `dir`, recursively.
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in fs::read_dir(dir).expect("readable fixture folder") {
+        let path = entry.expect("entry").path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The annotated `(rule id, line)` pairs of a fixture (`//~ RA002` on the line, `//~^ RA002`
+/// one line up per caret), as `tests/fixtures.rs` reads them.
+fn annotations(text: &str) -> Vec<(String, usize)> {
+    let mut out = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        let Some(at) = line.find("//~") else { continue };
+        let rest = &line[at + 3..];
+        let carets = rest.chars().take_while(|&c| c == '^').count();
+        for code in rest[carets..].split_whitespace() {
+            out.push((code.to_owned(), index + 1 - carets));
+        }
+    }
+    out
+}
+
+/// The fixture's text with a suppression of `rule` on line `line`, if one can be written there
+/// after the code: `//~` annotations are removed from that line, an `allow(...)` comment
+/// already after the code gets the rule added, and a line with other comments is left out.
+fn suppressed_at(text: &str, rule: &str, line: usize) -> Option<String> {
+    let mut lines: Vec<String> = text.split('\n').map(str::to_owned).collect();
+    let original = lines.get(line - 1)?;
+    let code = original
+        .find("//~")
+        .map_or(original.as_str(), |at| &original[..at])
+        .trim_end();
+    if code.trim().is_empty() || code.contains("/*") {
+        return None;
+    }
+    let new = match comment_start(code) {
+        None => format!("{code} // retry-audit: allow({rule})"),
+        Some(at) if code[at..].starts_with("// retry-audit: allow(") => {
+            if code[..at].trim().is_empty() {
+                return None;
+            }
+            let list = at + "// retry-audit: allow(".len();
+            format!("{}{rule}, {}", &code[..list], &code[list..])
+        }
+        Some(_) => return None,
+    };
+    lines[line - 1] = new;
+    Some(lines.join("\n"))
+}
+
+/// Where the `//` comment of one line of code starts, outside string and char literals (raw
+/// strings are not told apart: a line with one is taken to have a comment).
+fn comment_start(line: &str) -> Option<usize> {
+    let bytes = line.as_bytes();
+    let mut i = 0;
+    let mut in_string = false;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' if in_string => i += 1,
+            b'"' => in_string = !in_string,
+            b'\'' if !in_string && bytes.get(i + 2) == Some(&b'\'') => i += 2,
+            b'/' if !in_string && bytes.get(i + 1) == Some(&b'/') => return Some(i),
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// `(path relative to the scanned folder, rule id, line)` of every finding of a scan.
+fn scanned(dir: &Path) -> Vec<(String, String, usize)> {
+    let options = ScanOptions {
+        paths: vec![dir.to_path_buf()],
+        jobs: std::num::NonZeroUsize::new(1),
+        ..ScanOptions::default()
+    };
+    let report = scan(&options).expect("scans");
+    let mut found: Vec<(String, String, usize)> = report
+        .diagnostics()
+        .map(|(file, d)| {
+            let path = file.path.strip_prefix(dir).unwrap_or(&file.path);
+            (
+                path.to_string_lossy().into_owned(),
+                d.rule.id().to_owned(),
+                d.primary.span.start_pos.line,
+            )
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+/// Copies `from` (a file or a folder) into `to`.
+fn copy_into(from: &Path, to: &Path) {
+    if from.is_dir() {
+        fs::create_dir_all(to).expect("mkdir");
+        for entry in fs::read_dir(from).expect("readable") {
+            let entry = entry.expect("entry");
+            copy_into(&entry.path(), &to.join(entry.file_name()));
+        }
+    } else {
+        fs::copy(from, to).expect("copied");
+    }
+}
+
+/// Every rule's finding can be suppressed at the line it is reported at, by a comment after
+/// the code, whatever the rule and however the finding is made (in the file's own check, with
+/// definitions of other files, or across the files of a crate: RA010): each annotated finding
+/// of each rule's fixture folder, one at a time, scanned as a user would (a crate fixture's
+/// whole crate, any other fixture alone). Only that finding goes away: no RA100 appears and
+/// nothing else changes.
+#[test]
+fn every_rules_finding_is_suppressed_at_its_primary_line() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let mut checked: BTreeMap<&str, usize> = BTreeMap::new();
+    // Crate fixtures with annotations of their rule, and those a case was checked in.
+    let mut crates: BTreeMap<PathBuf, usize> = BTreeMap::new();
+    let mut failures = Vec::new();
+    for rule in Rule::ALL {
+        let folder = fixtures.join(rule.name());
+        if !folder.is_dir() {
+            continue;
+        }
+        let mut files = Vec::new();
+        rust_files(&folder, &mut files);
+        files.sort();
+        for file in files {
+            // A crate fixture is scanned whole; any other fixture alone.
+            let unit = file
+                .ancestors()
+                .skip(1)
+                .take_while(|dir| *dir != folder)
+                .find(|dir| dir.join("Cargo.toml").is_file())
+                .unwrap_or(&file)
+                .to_path_buf();
+            let text = fs::read_to_string(&file).expect("readable fixture");
+            for (id, line) in annotations(&text) {
+                if id != rule.id() {
+                    continue;
+                }
+                if unit != file {
+                    crates.entry(unit.clone()).or_default();
+                }
+                let Some(edited) = suppressed_at(&text, &id, line) else {
+                    continue;
+                };
+                let dir = tempfile::tempdir().expect("temp dir");
+                let copy = dir.path().join(unit.file_name().expect("named"));
+                copy_into(&unit, &copy);
+                let relative = file.strip_prefix(&unit).expect("inside its unit");
+                let target = if relative.as_os_str().is_empty() {
+                    copy.clone()
+                } else {
+                    copy.join(relative)
+                };
+                let before = scanned(dir.path());
+                fs::write(&target, &edited).expect("written");
+                let after = scanned(dir.path());
+                let shown = target
+                    .strip_prefix(dir.path())
+                    .expect("inside")
+                    .to_string_lossy()
+                    .into_owned();
+                let expected: Vec<_> = before
+                    .iter()
+                    .filter(|(path, rule_id, at)| {
+                        !(*path == shown && *rule_id == id && *at == line)
+                    })
+                    .cloned()
+                    .collect();
+                assert_ne!(
+                    before, expected,
+                    "{shown}:{line}: {id} is reported unsuppressed"
+                );
+                if after != expected {
+                    let added: Vec<_> = after.iter().filter(|f| !expected.contains(f)).collect();
+                    let gone: Vec<_> = expected.iter().filter(|f| !after.contains(f)).collect();
+                    failures.push(format!(
+                        "{}:{line}: suppressing {id} there reports {added:?} and hides {gone:?}",
+                        file.strip_prefix(&fixtures).unwrap_or(&file).display()
+                    ));
+                }
+                *checked.entry(rule.id()).or_default() += 1;
+                if let Some(cases) = crates.get_mut(&unit) {
+                    *cases += 1;
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    for (dir, cases) in &crates {
+        assert!(
+            *cases > 0,
+            "no case of crate fixture {} checked",
+            dir.display()
+        );
+    }
+    for rule in Rule::ALL {
+        if fixtures.join(rule.name()).is_dir() {
+            assert!(
+                checked.get(rule.id()).copied().unwrap_or(0) > 0,
+                "no finding of {} could be suppressed after its code: {checked:?}",
+                rule.id()
+            );
+        }
+    }
 }

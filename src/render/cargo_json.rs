@@ -12,7 +12,8 @@
 //! `[package]` (read with `toml`, cargo's rules for default targets applied); `package_id` has
 //! the form cargo prints (`path+file:///dir#name@version`, or `#version` when the directory is
 //! named after the package). `file_name` is relative to the workspace root, as rustc reports it
-//! under cargo. A file outside any package gets a stand-in package named after its directory.
+//! under cargo. A file outside any package gets a stand-in package named after its directory,
+//! and its messages have no `manifest_path` (there is no `Cargo.toml` to name).
 //!
 //! Diagnostics follow rustc's JSON: the primary label is the primary span, secondary labels
 //! are further spans, notes and help are children, and a mechanical fix (RA005) is a `help`
@@ -39,7 +40,10 @@ use crate::scan::ScanReport;
 struct CompilerMessage<'a> {
     reason: &'static str,
     package_id: &'a str,
-    manifest_path: &'a str,
+    /// Left out for a file outside every package: there is no manifest to name (cargo's
+    /// readers, `cargo_metadata` and so rust-analyzer, do not need the key).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    manifest_path: Option<&'a str>,
     target: &'a Target,
     message: RustcDiagnostic,
 }
@@ -107,8 +111,9 @@ struct SpanLine {
 pub struct Package {
     /// Cargo's package id, e.g. `path+file:///repo#0.1.0`.
     pub id: String,
-    /// The absolute path of the package's `Cargo.toml`.
-    pub manifest_path: PathBuf,
+    /// The absolute path of the package's `Cargo.toml`; `None` for the stand-in package of a
+    /// file outside every package.
+    pub manifest_path: Option<PathBuf>,
     /// The directory `file_name`s are relative to: the workspace root.
     pub workspace_root: PathBuf,
     /// Every target cargo would build for the package.
@@ -237,7 +242,7 @@ fn read_package(manifest_path: &Path, manifest: &Table) -> Package {
     let edition = package_str(package, "edition", &inherited).unwrap_or_else(|| "2015".into());
     Package {
         id: package_id(dir, &name, &version),
-        manifest_path: manifest_path.to_path_buf(),
+        manifest_path: Some(manifest_path.to_path_buf()),
         workspace_root,
         targets: targets(dir, &name, &edition, manifest),
     }
@@ -514,7 +519,7 @@ fn new_target(
 }
 
 /// A stand-in for a file outside any package: a library named after the file, in a package
-/// named after its directory.
+/// named after its directory, with no manifest (none exists to name).
 fn loose_package(file: &Path) -> Package {
     let dir = file.parent().unwrap_or(Path::new("/"));
     let dir_name = dir.file_name().map_or_else(
@@ -532,7 +537,7 @@ fn loose_package(file: &Path) -> Package {
     lib.test = true;
     Package {
         id: package_id(dir, &dir_name, "0.0.0"),
-        manifest_path: dir.join("Cargo.toml"),
+        manifest_path: None,
         workspace_root: dir.to_path_buf(),
         targets: vec![lib],
     }
@@ -721,12 +726,15 @@ pub fn render(report: &ScanReport, cwd: &Path, out: &mut dyn Write) -> io::Resul
             |_| path.to_string_lossy().into_owned(),
             |relative| relative.to_string_lossy().into_owned(),
         );
-        let manifest_path = package.manifest_path.to_string_lossy();
+        let manifest_path = package
+            .manifest_path
+            .as_ref()
+            .map(|manifest| manifest.to_string_lossy());
         for diagnostic in file.diagnostics() {
             let line = CompilerMessage {
                 reason: "compiler-message",
                 package_id: &package.id,
-                manifest_path: &manifest_path,
+                manifest_path: manifest_path.as_deref(),
                 target,
                 message: message(&file_name, file.source(), diagnostic),
             };

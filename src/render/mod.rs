@@ -9,7 +9,8 @@
 //! - [`cargo_json`]: cargo's `compiler-message` JSON lines, for rust-analyzer and friends.
 //! - [`location`] and [`fingerprint`]: repository-relative paths and line-shift-proof
 //!   fingerprints shared by the machine formats.
-//! - [`write_skipped`]: the `warning: skipped ...` lines for files that could not be analysed.
+//! - [`write_skipped`]: the `error: cannot check ...` lines for paths given that could not be
+//!   checked, and the `warning: skipped ...` lines for files that could not be analysed.
 //! - [`write_explain`] and [`write_rule_list`]: the `explain` and `rules` subcommands.
 //! - [`summary`] and [`stats`]: the summary line, and `--stats` (counts and time per phase).
 
@@ -30,9 +31,13 @@ use crate::engine::FileError;
 use crate::registry::{Rule, RuleMeta};
 use crate::scan::{Outcome, ScanReport, SkipReason};
 
-/// Writes one line per skipped file: `warning: skipped PATH:LINE:COL: <parse error>` for a
+/// Writes one line per path given that could not be checked (`error: cannot check PATH:
+/// <why>`), then one per skipped file: `warning: skipped PATH:LINE:COL: <parse error>` for a
 /// syntax error, `warning: skipped PATH: <reason>` otherwise.
 pub fn write_skipped(report: &ScanReport, out: &mut dyn Write) -> io::Result<()> {
+    for bad in &report.bad_paths {
+        writeln!(out, "error: {bad}")?;
+    }
     for (file, reason) in report.skipped() {
         let path = file.path.display();
         match reason {
@@ -301,7 +306,7 @@ mod tests {
                     outcome: Outcome::Skipped(SkipReason::File(FileError::TooDeep)),
                 },
             ],
-            stats: crate::scan::ScanStats::default(),
+            ..ScanReport::default()
         }
     }
 
