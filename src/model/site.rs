@@ -510,6 +510,9 @@ impl<'a> Builder<'a, '_> {
             return None;
         }
         let statuses = self.statuses(&result, body);
+        if polls_named_client_errors(&result) {
+            return None;
+        }
         let mut keys = per_attempt_keys(body, self.scope, self.index, fn_name);
         for k in &mut keys {
             k.hoist = hoist_fix(body, head, k.span, &loop_vars, self.index);
@@ -1054,6 +1057,20 @@ fn helper_site(head: Span, keys: Vec<super::PerAttemptKey>, facts: AttemptFacts)
         supervisor: false,
         unpaced: None,
     }
+}
+
+/// Whether the only ways round follow a few named client errors (`Some(403 | 404)`: "not yet"
+/// in a device-code flow, a resource that does not exist yet) while every other failure ends
+/// the loop: it waits for a state to change (polling); no transient failure is retried.
+fn polls_named_client_errors(result: &FlowResult) -> bool {
+    let mut failing = result.failing().peekable();
+    failing.peek().is_some()
+        && failing.all(|c| {
+            c.status.as_ref().is_some_and(|st| {
+                let n = st.set.iter().count();
+                (1..=3).contains(&n) && st.set == st.set.permanent_client_errors()
+            })
+        })
 }
 
 /// Whether some failing path goes round again on any error or on a status, rather than on one
