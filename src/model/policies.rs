@@ -669,6 +669,7 @@ pub fn policy_sites<'a>(
         found: Vec::new(),
         consumed: Vec::new(),
         middleware: Vec::new(),
+        taken: 0,
     };
     v.visit_block(block);
     // A chain extended later (`let s = ..; s.take(3)`) is reported once, at its last extension.
@@ -717,6 +718,9 @@ struct Finder<'a, 'c> {
     consumed: Vec<Span>,
     /// reqwest-retry middlewares made with the default classifier.
     middleware: Vec<Span>,
+    /// Inside the receiver of a `.take(n)` applied to a `match`, `if` or block whose arms build
+    /// strategies: whatever they build is cut to `n` waits.
+    taken: usize,
 }
 
 impl<'a> Visit<'a> for Finder<'a, '_> {
@@ -738,6 +742,21 @@ impl<'a> Visit<'a> for Finder<'a, '_> {
             {
                 self.middleware.push(self.index.of(e));
                 syn::visit::visit_expr(self, e);
+            }
+            // `match kind { A => Exponential::..(..), B => Fixed::..(..) }.take(max_retries)`.
+            Expr::MethodCall(m)
+                if m.method == "take"
+                    && matches!(
+                        &*m.receiver,
+                        Expr::Match(_) | Expr::If(_) | Expr::Block(_) | Expr::Paren(_)
+                    ) =>
+            {
+                self.taken += 1;
+                self.visit_expr(&m.receiver);
+                self.taken -= 1;
+                for a in &m.args {
+                    self.visit_expr(a);
+                }
             }
             // `sleep(strategy.next_delay())` in a loop of this file: the strategy is a value of
             // that loop (the loop is the site), not a policy run by a crate.
@@ -765,6 +784,8 @@ impl<'a> Visit<'a> for Finder<'a, '_> {
                                 self.consumed.push(self.index.of(*init));
                             }
                         }
+                        let mut facts = facts;
+                        facts.unbounded &= self.taken == 0;
                         self.found.push((self.index.of(e), facts));
                         // Do not look inside the chain again (its prefixes are the same policy).
                         for a in chain_args(e) {
