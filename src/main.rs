@@ -19,9 +19,19 @@ use retry_audit::{baseline, config, workspace};
 use retry_audit::{fix, lsp};
 use retry_audit::{Level, Rule, Settings};
 
+mod cli_select;
+
 const AFTER_HELP: &str = "\
 Rules are named by id or name, e.g. `--allow RA002` or `--allow fixed-delay`. When the same rule
 is given to several level flags, the last one wins.
+
+Which rules run and how loud they are: each rule starts at its default level, then the
+configuration file's `[rules]` and matching `[[per-path]]` entries, then --allow, --warn and
+--deny set levels. --select and --ignore (ids, names, id prefixes such as `RA00`, or `ALL`;
+comma-separated or repeated) then only take rules away: with --select, only the rules it names
+run; --ignore removes rules, and wins over --select and over the level flags for the same rule.
+A selected rule runs at the level set above, so one the configuration allows stays off (turn it
+on with --warn or --deny).
 
 A subcommand name given as the first argument is the subcommand: to check a file or directory
 literally named `explain`, `rules` or `lsp`, write `./explain`, or put the paths after `--`.";
@@ -89,6 +99,26 @@ struct CheckArgs {
     /// Do not run RULE (repeatable).
     #[arg(long, value_name = "RULE", value_parser = parse_rule)]
     allow: Vec<Rule>,
+
+    /// Run only these rules: ids, names, id prefixes (`RA00`) or `ALL`, comma-separated or
+    /// repeated. An unknown rule or a prefix that matches none is an error.
+    #[arg(
+        long,
+        value_name = "RULES",
+        value_delimiter = ',',
+        value_parser = cli_select::parse_selector
+    )]
+    select: Vec<cli_select::Selector>,
+
+    /// Do not run these rules (ids, names, id prefixes or `ALL`, comma-separated or repeated);
+    /// wins over --select and over the level flags.
+    #[arg(
+        long,
+        value_name = "RULES",
+        value_delimiter = ',',
+        value_parser = cli_select::parse_selector
+    )]
+    ignore: Vec<cli_select::Selector>,
 
     /// Number of files checked in parallel [default: number of cores].
     #[arg(long, short = 'j', value_name = "N")]
@@ -469,6 +499,7 @@ fn settings(args: &CheckArgs, matches: &ArgMatches) -> Settings {
             Deny::Warnings => settings.warnings_as_errors = true,
         }
     }
+    cli_select::apply(&args.select, &args.ignore, &mut settings);
     // `--strict` fails on a file that does not parse: every body must be parsed to know.
     settings.full_parse = args.full_parse || args.strict;
     settings
