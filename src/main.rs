@@ -120,8 +120,8 @@ struct CheckArgs {
     )]
     ignore: Vec<cli_select::Selector>,
 
-    /// Number of files checked in parallel [default: number of cores].
-    #[arg(long, short = 'j', value_name = "N")]
+    /// Number of files checked in parallel, at least 1 [default: number of cores].
+    #[arg(long, short = 'j', value_name = "N", value_parser = parse_jobs)]
     jobs: Option<NonZeroUsize>,
 
     /// Apply the machine-applicable fixes in place (files that parse, atomically, only if
@@ -133,6 +133,12 @@ struct CheckArgs {
     /// when there is something to fix.
     #[arg(long)]
     diff: bool,
+
+    /// Exit with status 0 even when findings are at error level (or, with --diff, when there is
+    /// something to fix). Usage, configuration and I/O errors still exit 2, and so does
+    /// --strict when a file could not be checked.
+    #[arg(long)]
+    exit_zero: bool,
 
     /// Exit with status 2 when a file could not be checked (unreadable, not UTF-8, does not
     /// parse, too deeply nested), after reporting everything else; implies --full-parse. Without
@@ -241,7 +247,7 @@ pub(crate) fn main() -> ExitCode {
         Some(Command::Explain { rule }) => print_to_stdout(|out| render::write_explain(rule, out)),
         Some(Command::Rules) => print_to_stdout(render::write_rule_list),
         Some(Command::Lsp) => return serve_lsp(),
-        None => return check(&cli.check, &matches, cargo),
+        None => return exit_zero(check(&cli.check, &matches, cargo), cli.check.exit_zero),
     };
     exit_after_output(result, ExitCode::SUCCESS)
 }
@@ -579,4 +585,23 @@ fn exit_after_output(result: io::Result<()>, code: ExitCode) -> ExitCode {
 /// Writes a line to stderr; unlike `eprintln!`, does not panic when stderr is closed.
 fn report_error(line: &str) {
     let _ = writeln!(io::stderr(), "{line}");
+}
+
+/// `--exit-zero`: findings at error level (status 1) do not fail the run; status 2 stays.
+fn exit_zero(code: ExitCode, exit_zero: bool) -> ExitCode {
+    if exit_zero && code == ExitCode::from(1) {
+        ExitCode::SUCCESS
+    } else {
+        code
+    }
+}
+
+/// `--jobs N`: a whole number, at least 1 (clap's own message for 0 in a `NonZeroUsize` does not
+/// say what is wrong).
+fn parse_jobs(text: &str) -> Result<NonZeroUsize, String> {
+    let at_least_one = "--jobs must be at least 1 (the number of files checked in parallel)";
+    match text.trim().parse::<usize>() {
+        Ok(n) => NonZeroUsize::new(n).ok_or_else(|| at_least_one.to_owned()),
+        Err(_) => Err(format!("`{text}` is not a number; {at_least_one}")),
+    }
 }

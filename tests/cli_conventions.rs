@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 
 mod support;
 
-use support::{json_lines, temp, write, Run};
+use support::{json_lines, skipped_lines, temp, write, Run, KEY_IN_LOOP};
 
 /// A retry loop with no attempt limit and a constant one-second sleep: RA001 (error) and RA002
 /// (warning).
@@ -199,6 +199,75 @@ fn a_selector_matching_no_rule_is_a_usage_error() {
         };
         assert!(run.stderr.contains(&what), "{}", run.stderr);
     }
+}
+
+// ------------------------------------------------------------------------------ --exit-zero
+
+#[test]
+fn exit_zero_passes_with_error_findings_but_not_usage_or_io_errors() {
+    let dir = project();
+    let plain = run(dir.path(), &["retry.rs"]);
+    assert_eq!(plain.code, Some(1));
+    let zero = run(dir.path(), &["--exit-zero", "retry.rs"]);
+    assert_eq!(zero.code, Some(0), "{}", zero.stderr);
+    assert_eq!(zero.stdout, plain.stdout, "the findings are still reported");
+
+    write(dir.path(), "charge.rs", KEY_IN_LOOP);
+    let diff = run(dir.path(), &["--exit-zero", "--diff", "charge.rs"]);
+    assert_eq!(diff.code, Some(0), "{}", diff.stderr);
+    assert!(diff.stdout.contains("+++ b/charge.rs"), "{}", diff.stdout);
+
+    let usage = run(dir.path(), &["--exit-zero", "--select", "RA9", "retry.rs"]);
+    assert_eq!(usage.code, Some(2), "{}", usage.stderr);
+    let missing = run(dir.path(), &["--exit-zero", "no-such-file.rs"]);
+    assert_eq!(missing.code, Some(2), "{}", missing.stderr);
+    write(
+        dir.path(),
+        "config/retry-audit.toml",
+        "[rules]\nfixed-delay = \"loud\"\n",
+    );
+    let config = run(
+        dir.path(),
+        &[
+            "--exit-zero",
+            "--config",
+            "config/retry-audit.toml",
+            "retry.rs",
+        ],
+    );
+    assert_eq!(config.code, Some(2), "{}", config.stderr);
+    write(dir.path(), "broken.rs", "fn broken( {\n");
+    let strict = run(
+        dir.path(),
+        &["--exit-zero", "--strict", "broken.rs", "retry.rs"],
+    );
+    assert_eq!(strict.code, Some(2), "{}", strict.stderr);
+    assert_eq!(skipped_lines(&strict.stderr).len(), 1, "{}", strict.stderr);
+}
+
+// ------------------------------------------------------------------------------------- -j 0
+
+#[test]
+fn jobs_zero_is_rejected_with_a_clear_message() {
+    let dir = project();
+    for args in [&["-j", "0"][..], &["--jobs", "0"], &["--jobs=0"], &["-j0"]] {
+        let run = run(dir.path(), args);
+        assert_eq!(run.code, Some(2), "{args:?}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("--jobs must be at least 1"),
+            "{args:?}: {}",
+            run.stderr
+        );
+        assert_eq!(run.stdout, "");
+    }
+    let words = run(dir.path(), &["--jobs", "many"]);
+    assert_eq!(words.code, Some(2));
+    assert!(
+        words.stderr.contains("`many` is not a number"),
+        "{}",
+        words.stderr
+    );
+    assert_eq!(run(dir.path(), &["-j", "1", "retry.rs"]).code, Some(1));
 }
 
 // --------------------------------------------------------------------------------- --help
