@@ -2,7 +2,7 @@
 //! (0: nothing at error level, 1: findings at error level, 2: usage, configuration or I/O error,
 //! or with `--strict` a file that could not be checked).
 
-use std::io::{self, BufWriter, IsTerminal, Write};
+use std::io::{self, BufWriter, Write};
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -10,15 +10,18 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
-use codespan_reporting::term::termcolor::{BufferedStandardStream, ColorChoice};
+use codespan_reporting::term::termcolor::WriteColor;
 
 use retry_audit::render::location::Root;
-use retry_audit::render::{self, cargo_json, concise, github, gitlab, human, json, sarif};
+use retry_audit::render::{
+    self, cargo_json, concise, github, gitlab, human, json, sarif, statistics,
+};
 use retry_audit::scan::{self, ScanOptions, ScanReport};
 use retry_audit::{baseline, config, workspace};
 use retry_audit::{fix, lsp};
 use retry_audit::{Level, Rule, Settings};
 
+mod cli_output;
 mod cli_select;
 
 const AFTER_HELP: &str = "\
@@ -84,7 +87,25 @@ struct CheckArgs {
     )]
     format: Format,
 
-    /// When to colour the output.
+    /// Write the report to FILE instead of standard output (every format, and --diff's diff);
+    /// FILE and its missing directories are created, an existing FILE is overwritten.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    output_file: Option<PathBuf>,
+
+    /// Print the findings and problems only: no summary line, no count of the fixes applied or
+    /// of the findings the baseline hid, no progress bar. Skipped files and errors are still
+    /// reported on standard error, and --stats still prints.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+
+    /// Print how many findings each rule has (count, id, name; most first) instead of the
+    /// findings. With --format json, one JSON array; not with the other machine formats.
+    #[arg(long, conflicts_with_all = ["diff", "write_baseline"])]
+    statistics: bool,
+
+    /// When to colour the output (`human` only). With `auto`, `NO_COLOR` (set, not empty) turns
+    /// colour off and `CLICOLOR_FORCE` (set, not empty, not 0) turns it on even when the output
+    /// is not a terminal; `NO_COLOR` wins. `always` and `never` win over both.
     #[arg(long, value_enum, value_name = "WHEN", default_value_t = Color::Auto)]
     color: Color,
 
@@ -238,11 +259,17 @@ pub(crate) fn main() -> ExitCode {
     } else {
         command
     };
-    let matches = command.get_matches_from(args);
+    let matches = command.clone().get_matches_from(args);
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
         Err(e) => e.exit(),
     };
+    if let Err(message) = check_conventions(&cli) {
+        let mut command = command;
+        command
+            .error(clap::error::ErrorKind::ArgumentConflict, message)
+            .exit();
+    }
     let result = match cli.command {
         Some(Command::Explain { rule }) => print_to_stdout(|out| render::write_explain(rule, out)),
         Some(Command::Rules) => print_to_stdout(render::write_rule_list),
@@ -312,6 +339,7 @@ fn scan_options(
 /// The default command: scan, render, exit 1 if anything is at error level.
 fn check(args: &CheckArgs, matches: &ArgMatches, cargo: bool) -> ExitCode {
     let started = Instant::now();
+    cli_output::set_quiet(args.quiet);
     let options = match scan_options(args, matches, cargo) {
         Ok(options) => options,
         Err(e) => {
@@ -328,7 +356,7 @@ fn check(args: &CheckArgs, matches: &ArgMatches, cargo: bool) -> ExitCode {
     };
     if args.diff {
         let writing = Instant::now();
-        let code = show_fixes(&report, &options);
+        let code = show_fixes(&report, &options, &report_target(args));
         write_stats(args, &report, started, writing.elapsed());
         return strict_exit(&report, args.strict).unwrap_or(code);
     }
@@ -347,7 +375,7 @@ fn check(args: &CheckArgs, matches: &ArgMatches, cargo: bool) -> ExitCode {
         let writing = Instant::now();
         return match baseline::write(&report, path) {
             Ok(recorded) => {
-                report_error(&format!(
+                cli_output::note(&format!(
                     "retry-audit: recorded {} in {}",
                     count(recorded, "finding", "findings"),
                     path.display()
@@ -365,7 +393,7 @@ fn check(args: &CheckArgs, matches: &ArgMatches, cargo: bool) -> ExitCode {
     if let Some(path) = &args.baseline {
         let filtered = baseline::Baseline::read(path).map(|b| b.filter(&mut report));
         match filtered {
-            Ok(filtered) if filtered.hidden + filtered.stale > 0 => report_error(&format!(
+            Ok(filtered) if filtered.hidden + filtered.stale > 0 => cli_output::note(&format!(
                 "retry-audit: {} in the baseline hidden, {} no longer found",
                 count(filtered.hidden, "finding", "findings"),
                 filtered.stale
@@ -383,7 +411,7 @@ fn check(args: &CheckArgs, matches: &ArgMatches, cargo: bool) -> ExitCode {
         ExitCode::SUCCESS
     };
     let writing = Instant::now();
-    let written = write_report(&report, args);
+    let written = write_report(&report, args, &report_target(args));
     write_stats(args, &report, started, writing.elapsed());
     exit_after_output(written, strict_exit(&report, args.strict).unwrap_or(code))
 }
@@ -410,20 +438,21 @@ fn strict_exit(report: &ScanReport, strict: bool) -> Option<ExitCode> {
 
 /// `--diff`: the fixes as a unified diff on stdout, their count on stderr; exit status 1 when
 /// there is something to fix.
-fn show_fixes(report: &ScanReport, options: &ScanOptions) -> ExitCode {
+fn show_fixes(report: &ScanReport, options: &ScanOptions, target: &cli_output::Target) -> ExitCode {
     let _ = render::write_skipped(report, &mut io::stderr().lock());
-    let mut out = BufWriter::new(io::stdout().lock());
-    let result = fix::fix_report(
-        report,
-        options,
-        fix::Mode::Diff,
-        &mut out,
-        &mut io::stderr(),
-    )
-    .and_then(|summary| out.flush().map(|()| summary));
+    let result = cli_output::open(target, Color::Never).and_then(|mut out| {
+        let summary = fix::fix_report(
+            report,
+            options,
+            fix::Mode::Diff,
+            &mut out,
+            &mut io::stderr(),
+        )?;
+        out.flush().map(|()| summary)
+    });
     match result {
         Ok(summary) => {
-            report_error(&format!(
+            cli_output::note(&format!(
                 "retry-audit: {} would be applied to {}",
                 count(summary.fixes, "fix", "fixes"),
                 count(summary.files, "file", "files")
@@ -451,7 +480,7 @@ fn fix_in_place(report: ScanReport, options: &ScanOptions) -> Result<ScanReport,
     if summary.files == 0 {
         return Ok(report);
     }
-    report_error(&format!(
+    cli_output::note(&format!(
         "retry-audit: applied {} to {}",
         count(summary.fixes, "fix", "fixes"),
         count(summary.files, "file", "files")
@@ -511,58 +540,64 @@ fn settings(args: &CheckArgs, matches: &ArgMatches) -> Settings {
     settings
 }
 
-/// Skipped files on stderr, findings on stdout, the summary on stdout (human) or stderr (json).
-fn write_report(report: &ScanReport, args: &CheckArgs) -> io::Result<()> {
+/// Skipped files on stderr, findings on the target (standard output, or `--output-file`), the
+/// summary after them (human, concise) or on stderr (machine formats); `--statistics` in place
+/// of the findings.
+fn write_report(
+    report: &ScanReport,
+    args: &CheckArgs,
+    target: &cli_output::Target,
+) -> io::Result<()> {
     // stderr is the channel of last resort: if it is closed, the findings on stdout still count.
     let _ = render::write_skipped(report, &mut io::stderr().lock());
+    let mut out = cli_output::open(target, args.color)?;
+    let out: &mut dyn WriteColor = &mut *out;
+    if args.statistics {
+        return write_statistics(report, args.format, out);
+    }
     match args.format {
         Format::Human => {
-            let mut out = BufferedStandardStream::stdout(color_choice(args.color));
-            human::render(report, &mut out)?;
-            writeln!(out, "{}", render::summary(report))?;
-            out.flush()
+            human::render(report, out)?;
+            write_summary(report, out)
         }
         Format::Concise => {
-            let mut out = BufWriter::new(io::stdout().lock());
-            concise::render(report, &mut out)?;
-            writeln!(out, "{}", render::summary(report))?;
-            out.flush()
+            concise::render(report, &mut &mut *out)?;
+            write_summary(report, out)
         }
-        Format::Json => write_machine(report, |out| json::render(report, out)),
-        Format::Sarif => {
-            write_machine(report, |out| sarif::render(report, &Root::discover()?, out))
-        }
-        Format::Github => write_machine(report, |out| {
+        Format::Json => write_machine(report, out, |out| json::render(report, out)),
+        Format::Sarif => write_machine(report, out, |out| {
+            sarif::render(report, &Root::discover()?, out)
+        }),
+        Format::Github => write_machine(report, out, |out| {
             github::render(report, &Root::discover()?, out)
         }),
-        Format::Gitlab => write_machine(report, |out| {
+        Format::Gitlab => write_machine(report, out, |out| {
             gitlab::render(report, &Root::discover()?, out)
         }),
-        Format::CargoJson => write_machine(report, |out| {
+        Format::CargoJson => write_machine(report, out, |out| {
             cargo_json::render(report, &std::env::current_dir()?, out)
         }),
     }
 }
 
-/// The formats read by programs: only what `write` produces on stdout, the summary on stderr.
-fn write_machine(
-    report: &ScanReport,
-    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
-) -> io::Result<()> {
-    let mut out = BufWriter::new(io::stdout().lock());
-    write(&mut out)?;
-    out.flush()?;
-    let _ = writeln!(io::stderr(), "{}", render::summary(report));
-    Ok(())
+/// The summary line after the findings of `human` and `concise` (not with `--quiet`).
+fn write_summary(report: &ScanReport, out: &mut dyn WriteColor) -> io::Result<()> {
+    if !cli_output::quiet() {
+        writeln!(out, "{}", render::summary(report))?;
+    }
+    out.flush()
 }
 
-fn color_choice(color: Color) -> ColorChoice {
-    match color {
-        // termcolor's `Auto` honours NO_COLOR and TERM=dumb but not redirection; check that here.
-        Color::Auto if io::stdout().is_terminal() => ColorChoice::Auto,
-        Color::Auto | Color::Never => ColorChoice::Never,
-        Color::Always => ColorChoice::Always,
-    }
+/// The formats read by programs: only what `write` produces on the target, the summary on stderr.
+fn write_machine(
+    report: &ScanReport,
+    out: &mut dyn WriteColor,
+    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
+    write(&mut &mut *out)?;
+    out.flush()?;
+    cli_output::note(&render::summary(report));
+    Ok(())
 }
 
 fn print_to_stdout(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
@@ -604,4 +639,47 @@ fn parse_jobs(text: &str) -> Result<NonZeroUsize, String> {
         Ok(n) => NonZeroUsize::new(n).ok_or_else(|| at_least_one.to_owned()),
         Err(_) => Err(format!("`{text}` is not a number; {at_least_one}")),
     }
+}
+
+/// Where the report goes: `--output-file`, else standard output.
+fn report_target(args: &CheckArgs) -> cli_output::Target {
+    match &args.output_file {
+        Some(path) => cli_output::Target::File(path.clone()),
+        None => cli_output::Target::Stdout,
+    }
+}
+
+/// `--statistics`: a count per rule, as text for `human` and `concise` (then the summary line),
+/// as one JSON array for `json` (the summary on stderr). The other machine formats are refused
+/// before the scan ([`check_conventions`]).
+fn write_statistics(
+    report: &ScanReport,
+    format: Format,
+    out: &mut dyn WriteColor,
+) -> io::Result<()> {
+    if format == Format::Json {
+        write_machine(report, out, |out| statistics::render_json(report, out))
+    } else {
+        statistics::render_text(report, &mut &mut *out)?;
+        write_summary(report, out)
+    }
+}
+
+/// Combinations of flags that clap cannot check by itself: a usage error (exit 2) naming them.
+fn check_conventions(cli: &Cli) -> Result<(), String> {
+    let args = &cli.check;
+    if cli.command.is_some() {
+        return Ok(());
+    }
+    if args.statistics && cli_output::is_machine(args.format) && args.format != Format::Json {
+        let format = args
+            .format
+            .to_possible_value()
+            .map_or_else(String::new, |v| v.get_name().to_owned());
+        return Err(format!(
+            "the argument '--statistics' cannot be used with '--format {format}' (statistics \
+             are printed as text, or as JSON with '--format json')"
+        ));
+    }
+    Ok(())
 }

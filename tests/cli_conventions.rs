@@ -27,6 +27,23 @@ fn fetch() -> u32 {
 }
 ";
 
+/// A bounded retry with a constant sleep: RA002 only.
+const BOUNDED_FIXED: &str = "\
+fn op() -> Result<u32, ()> {
+    Err(())
+}
+
+fn fetch() -> Result<u32, ()> {
+    for _ in 0..3 {
+        match op() {
+            Ok(v) => return Ok(v),
+            Err(()) => std::thread::sleep(std::time::Duration::from_secs(1)),
+        }
+    }
+    op()
+}
+";
+
 /// The binary run in `dir` with `args`, the colour variables unset, `env` set and `stdin` fed.
 fn run_with(dir: &Path, args: &[&str], env: &[(&str, &str)], stdin: Option<&[u8]>) -> Run {
     let mut command = Command::new(env!("CARGO_BIN_EXE_retry-audit"));
@@ -268,6 +285,281 @@ fn jobs_zero_is_rejected_with_a_clear_message() {
         words.stderr
     );
     assert_eq!(run(dir.path(), &["-j", "1", "retry.rs"]).code, Some(1));
+}
+
+// ---------------------------------------------------------------------------- --output-file
+
+#[test]
+fn output_file_holds_what_standard_output_would_for_every_format() {
+    let dir = project();
+    for format in [
+        "human",
+        "concise",
+        "json",
+        "sarif",
+        "github",
+        "gitlab",
+        "cargo-json",
+    ] {
+        let plain = run(dir.path(), &["--format", format, "retry.rs"]);
+        let file = format!("out/{format}/report.txt");
+        let to_file = run(
+            dir.path(),
+            &["--format", format, "--output-file", &file, "retry.rs"],
+        );
+        assert_eq!(to_file.code, plain.code, "{format}: {}", to_file.stderr);
+        assert_eq!(to_file.stdout, "", "{format}: nothing on stdout");
+        assert_eq!(to_file.stderr, plain.stderr, "{format}");
+        let written = std::fs::read_to_string(dir.path().join(&file)).expect("report written");
+        assert_eq!(written, plain.stdout, "{format}");
+    }
+    let short = run(
+        dir.path(),
+        &["-o", "short.txt", "--format", "concise", "retry.rs"],
+    );
+    assert_eq!(short.code, Some(1));
+    let written = std::fs::read_to_string(dir.path().join("short.txt")).expect("written");
+    assert!(written.starts_with("retry.rs:6:5: RA001 "), "{written}");
+
+    write(dir.path(), "charge.rs", KEY_IN_LOOP);
+    let diff = run(dir.path(), &["--diff", "-o", "fix.diff", "charge.rs"]);
+    assert_eq!(diff.code, Some(1), "{}", diff.stderr);
+    assert_eq!(diff.stdout, "");
+    let patch = std::fs::read_to_string(dir.path().join("fix.diff")).expect("diff written");
+    assert!(
+        patch.starts_with("--- a/charge.rs\n+++ b/charge.rs\n"),
+        "{patch}"
+    );
+}
+
+#[test]
+fn an_output_file_that_cannot_be_written_exits_2_and_says_which() {
+    let dir = project();
+    write(dir.path(), "blocker", "a file, not a directory");
+    for format in ["human", "json", "sarif"] {
+        let run = run(
+            dir.path(),
+            &["--format", format, "-o", "blocker/report.txt", "retry.rs"],
+        );
+        assert_eq!(run.code, Some(2), "{format}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("error: cannot write output: blocker"),
+            "{format}: {}",
+            run.stderr
+        );
+    }
+    let dir_as_file = run(dir.path(), &["-o", ".", "retry.rs"]);
+    assert_eq!(dir_as_file.code, Some(2), "{}", dir_as_file.stderr);
+}
+
+// ----------------------------------------------------------------------------------- --quiet
+
+#[test]
+fn quiet_prints_the_findings_and_problems_only() {
+    let dir = project();
+    write(dir.path(), "broken.rs", "fn broken( {\n");
+    let loud = run(
+        dir.path(),
+        &["--format", "concise", "broken.rs", "retry.rs"],
+    );
+    let quiet = run(
+        dir.path(),
+        &["-q", "--format", "concise", "broken.rs", "retry.rs"],
+    );
+    assert_eq!(quiet.code, loud.code);
+    let findings: Vec<&str> = loud
+        .stdout
+        .lines()
+        .filter(|l| !l.starts_with("retry-audit: "))
+        .collect();
+    assert_eq!(findings.len(), 2, "{}", loud.stdout);
+    assert_eq!(quiet.stdout, format!("{}\n", findings.join("\n")));
+    assert_eq!(
+        skipped_lines(&quiet.stderr).len(),
+        1,
+        "problems are still said"
+    );
+    assert!(!quiet.stderr.contains("retry-audit:"), "{}", quiet.stderr);
+
+    let human = run(dir.path(), &["--quiet", "retry.rs"]);
+    assert!(human.stdout.contains("error[RA001]"), "{}", human.stdout);
+    assert!(!human.stdout.contains("retry-audit:"), "{}", human.stdout);
+    let json = run(dir.path(), &["--quiet", "--format", "json", "retry.rs"]);
+    assert_eq!(json_lines(&json.stdout).len(), 2);
+    assert_eq!(json.stderr, "", "the summary is not printed");
+    let clean = run(dir.path(), &["-q", "--ignore", "ALL", "retry.rs"]);
+    assert_eq!((clean.code, clean.stdout.as_str()), (Some(0), ""));
+}
+
+#[test]
+fn quiet_silences_the_counts_of_fix_diff_and_baseline() {
+    let dir = project();
+    write(dir.path(), "charge.rs", KEY_IN_LOOP);
+    let diff = run(dir.path(), &["-q", "--diff", "charge.rs"]);
+    assert!(diff.stdout.contains("+++ b/charge.rs"), "{}", diff.stdout);
+    assert_eq!(diff.stderr, "");
+    let recorded = run(
+        dir.path(),
+        &["-q", "--write-baseline", "base.json", "retry.rs"],
+    );
+    assert_eq!((recorded.code, recorded.stderr.as_str()), (Some(0), ""));
+    let hidden = run(dir.path(), &["-q", "--baseline", "base.json", "retry.rs"]);
+    assert_eq!(hidden.code, Some(0), "{}", hidden.stderr);
+    assert_eq!((hidden.stdout.as_str(), hidden.stderr.as_str()), ("", ""));
+    let loud = run(dir.path(), &["--baseline", "base.json", "retry.rs"]);
+    assert!(
+        loud.stderr.contains("in the baseline hidden"),
+        "{}",
+        loud.stderr
+    );
+    let fixed = run(dir.path(), &["-q", "--fix", "charge.rs"]);
+    assert_eq!(fixed.code, Some(0), "{}", fixed.stderr);
+    assert_eq!((fixed.stdout.as_str(), fixed.stderr.as_str()), ("", ""));
+}
+
+// ------------------------------------------------------------------------------ --statistics
+
+#[test]
+fn statistics_prints_a_count_per_rule_most_first_instead_of_the_findings() {
+    let dir = project();
+    write(dir.path(), "bounded.rs", BOUNDED_FIXED);
+    let run = run(dir.path(), &["--statistics", "bounded.rs", "retry.rs"]);
+    assert_eq!(
+        run.code,
+        Some(1),
+        "the exit status is the same: {}",
+        run.stderr
+    );
+    assert_eq!(
+        run.stdout,
+        "2  RA002  fixed-delay\n\
+         1  RA001  unbounded-retry\n\
+         retry-audit: 2 files checked, 0 skipped, 1 error, 2 warnings\n"
+    );
+    let concise = self::run(
+        dir.path(),
+        &[
+            "--statistics",
+            "-q",
+            "--format",
+            "concise",
+            "bounded.rs",
+            "retry.rs",
+        ],
+    );
+    assert_eq!(
+        concise.stdout,
+        "2  RA002  fixed-delay\n1  RA001  unbounded-retry\n"
+    );
+    let json = self::run(
+        dir.path(),
+        &["--statistics", "--format", "json", "bounded.rs", "retry.rs"],
+    );
+    assert_eq!(json.code, Some(1));
+    let value: serde_json::Value = serde_json::from_str(&json.stdout).expect("one JSON value");
+    assert_eq!(
+        value,
+        serde_json::json!([
+            {"rule": "RA002", "name": "fixed-delay", "count": 2},
+            {"rule": "RA001", "name": "unbounded-retry", "count": 1},
+        ])
+    );
+    assert!(json
+        .stdout
+        .starts_with(r#"[{"rule":"RA002","name":"fixed-delay","count":2}"#));
+    assert!(
+        json.stderr.contains("retry-audit: 2 files checked"),
+        "{}",
+        json.stderr
+    );
+    let none = self::run(
+        dir.path(),
+        &["--statistics", "--format", "json", "--ignore", "ALL"],
+    );
+    assert_eq!((none.code, none.stdout.as_str()), (Some(0), "[]\n"));
+}
+
+#[test]
+fn statistics_is_refused_with_the_other_machine_formats_and_with_diff() {
+    let dir = project();
+    for format in ["sarif", "github", "gitlab", "cargo-json"] {
+        let run = run(
+            dir.path(),
+            &["--statistics", "--format", format, "retry.rs"],
+        );
+        assert_eq!(run.code, Some(2), "{format}: {}", run.stderr);
+        assert!(
+            run.stderr.contains(&format!(
+                "'--statistics' cannot be used with '--format {format}'"
+            )),
+            "{}",
+            run.stderr
+        );
+        assert_eq!(run.stdout, "");
+    }
+    for other in ["--diff", "--write-baseline=b.json"] {
+        let run = run(dir.path(), &["--statistics", other, "retry.rs"]);
+        assert_eq!(run.code, Some(2), "{other}: {}", run.stderr);
+        assert!(run.stderr.contains("cannot be used with"), "{}", run.stderr);
+    }
+}
+
+// ------------------------------------------------------------------ NO_COLOR, CLICOLOR_FORCE
+
+#[test]
+fn clicolor_force_and_no_color_decide_auto_and_the_flag_wins_over_both() {
+    const ESC: char = '\u{1b}';
+    let dir = project();
+    let coloured = |args: &[&str], env: &[(&str, &str)]| {
+        let mut all = args.to_vec();
+        all.push("retry.rs");
+        let run = run_with(dir.path(), &all, env, None);
+        assert_eq!(run.code, Some(1), "{args:?} {env:?}: {}", run.stderr);
+        assert!(run.stdout.contains("RA001"), "{}", run.stdout);
+        run.stdout.contains(ESC)
+    };
+    assert!(!coloured(&[], &[]), "a pipe is not coloured");
+    assert!(coloured(&[], &[("CLICOLOR_FORCE", "1")]));
+    assert!(coloured(&["--color", "auto"], &[("CLICOLOR_FORCE", "yes")]));
+    assert!(!coloured(&[], &[("CLICOLOR_FORCE", "0")]));
+    assert!(!coloured(&[], &[("CLICOLOR_FORCE", "")]));
+    assert!(
+        !coloured(&[], &[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")]),
+        "NO_COLOR wins"
+    );
+    assert!(
+        coloured(&[], &[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "")]),
+        "empty is unset"
+    );
+    assert!(
+        coloured(&["--color", "always"], &[("NO_COLOR", "1")]),
+        "the flag wins"
+    );
+    assert!(
+        !coloured(&["--color", "never"], &[("CLICOLOR_FORCE", "1")]),
+        "the flag wins"
+    );
+    assert!(!coloured(
+        &[],
+        &[("CLICOLOR", "0"), ("CLICOLOR_FORCE", "0")]
+    ));
+
+    let to_file = run_with(
+        dir.path(),
+        &["-o", "report.txt", "retry.rs"],
+        &[("CLICOLOR_FORCE", "1")],
+        None,
+    );
+    assert_eq!(to_file.code, Some(1));
+    let written = std::fs::read_to_string(dir.path().join("report.txt")).expect("written");
+    assert!(written.contains(ESC), "forced colour goes to the file too");
+    let plain = run(
+        dir.path(),
+        &["-o", "plain.txt", "--color", "auto", "retry.rs"],
+    );
+    assert_eq!(plain.code, Some(1));
+    let written = std::fs::read_to_string(dir.path().join("plain.txt")).expect("written");
+    assert!(!written.contains(ESC), "a file is not a terminal");
 }
 
 // --------------------------------------------------------------------------------- --help

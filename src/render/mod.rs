@@ -7,6 +7,7 @@
 //! - [`github`]: GitHub Actions workflow commands (annotations).
 //! - [`gitlab`]: GitLab Code Quality JSON.
 //! - [`cargo_json`]: cargo's `compiler-message` JSON lines, for rust-analyzer and friends.
+//! - [`statistics`]: `--statistics`, the count of findings per rule.
 //! - [`location`] and [`fingerprint`]: repository-relative paths and line-shift-proof
 //!   fingerprints shared by the machine formats.
 //! - [`write_skipped`]: the `warning: skipped ...` lines for files that could not be analysed.
@@ -22,6 +23,7 @@ pub mod human;
 pub mod json;
 pub mod location;
 pub mod sarif;
+pub mod statistics;
 
 use std::io::{self, Write};
 use std::time::Duration;
