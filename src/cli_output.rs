@@ -41,6 +41,8 @@ pub(crate) fn is_machine(format: Format) -> bool {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Target {
     Stdout,
+    /// Standard error: the report of `--fix` on standard input, whose fixed source is on stdout.
+    Stderr,
     /// `--output-file FILE`.
     File(PathBuf),
 }
@@ -91,6 +93,11 @@ pub(crate) fn open(target: &Target, color: Color) -> io::Result<Box<dyn WriteCol
             color,
             env,
             io::stdout().is_terminal(),
+        ))),
+        Target::Stderr => Box::new(BufferedStandardStream::stderr(color_choice(
+            color,
+            env,
+            io::stderr().is_terminal(),
         ))),
         Target::File(path) => {
             let file = create(path).map_err(|e| named(path, &e))?;

@@ -23,6 +23,7 @@ use retry_audit::{Level, Rule, Settings};
 
 mod cli_output;
 mod cli_select;
+mod cli_stdin;
 
 const AFTER_HELP: &str = "\
 Rules are named by id or name, e.g. `--allow RA002` or `--allow fixed-delay`. When the same rule
@@ -73,9 +74,16 @@ enum Command {
 struct CheckArgs {
     /// Files and directories to check. Directories are searched for `*.rs` files, skipping
     /// hidden and `.gitignore`d entries and `target` directories; files named here are always
-    /// checked.
+    /// checked. `-` (alone) reads the source from standard input.
     #[arg(value_name = "PATHS", default_value = ".")]
     paths: Vec<PathBuf>,
+
+    /// The name of the source read from standard input (`-`), used in messages and to find its
+    /// settings (`[[per-path]]` levels) [default: `-`]. Without paths, standard input is read.
+    /// With --fix, the fixed source is written to standard output and the report to standard
+    /// error.
+    #[arg(long, value_name = "NAME")]
+    stdin_filename: Option<PathBuf>,
 
     /// Output format.
     #[arg(
@@ -264,7 +272,7 @@ pub(crate) fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => e.exit(),
     };
-    if let Err(message) = check_conventions(&cli) {
+    if let Err(message) = check_conventions(&cli, &matches) {
         let mut command = command;
         command
             .error(clap::error::ErrorKind::ArgumentConflict, message)
@@ -347,7 +355,14 @@ fn check(args: &CheckArgs, matches: &ArgMatches, cargo: bool) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let report = match scan::scan(&options) {
+    let stdin = match stdin_input(args, matches) {
+        Ok(stdin) => stdin,
+        Err(e) => {
+            report_error(&format!("error: {e}"));
+            return ExitCode::from(2);
+        }
+    };
+    let report = match scan_or_read(&options, stdin.as_ref()) {
         Ok(report) => report,
         Err(e) => {
             report_error(&format!("error: {e}"));
@@ -356,12 +371,12 @@ fn check(args: &CheckArgs, matches: &ArgMatches, cargo: bool) -> ExitCode {
     };
     if args.diff {
         let writing = Instant::now();
-        let code = show_fixes(&report, &options, &report_target(args));
+        let code = show_fixes(&report, &options, &report_target(args, false));
         write_stats(args, &report, started, writing.elapsed());
         return strict_exit(&report, args.strict).unwrap_or(code);
     }
     let report = if args.fix {
-        match fix_in_place(report, &options) {
+        match fix_in_place_or_stdin(report, &options, stdin.as_ref()) {
             Ok(report) => report,
             Err(code) => return code,
         }
@@ -411,7 +426,7 @@ fn check(args: &CheckArgs, matches: &ArgMatches, cargo: bool) -> ExitCode {
         ExitCode::SUCCESS
     };
     let writing = Instant::now();
-    let written = write_report(&report, args, &report_target(args));
+    let written = write_report(&report, args, &report_target(args, stdin.is_some()));
     write_stats(args, &report, started, writing.elapsed());
     exit_after_output(written, strict_exit(&report, args.strict).unwrap_or(code))
 }
@@ -641,10 +656,12 @@ fn parse_jobs(text: &str) -> Result<NonZeroUsize, String> {
     }
 }
 
-/// Where the report goes: `--output-file`, else standard output.
-fn report_target(args: &CheckArgs) -> cli_output::Target {
+/// Where the report goes: `--output-file`, else standard output, or standard error when the
+/// fixed source read from standard input is on standard output.
+fn report_target(args: &CheckArgs, stdin: bool) -> cli_output::Target {
     match &args.output_file {
         Some(path) => cli_output::Target::File(path.clone()),
+        None if stdin && args.fix => cli_output::Target::Stderr,
         None => cli_output::Target::Stdout,
     }
 }
@@ -666,11 +683,16 @@ fn write_statistics(
 }
 
 /// Combinations of flags that clap cannot check by itself: a usage error (exit 2) naming them.
-fn check_conventions(cli: &Cli) -> Result<(), String> {
+fn check_conventions(cli: &Cli, matches: &ArgMatches) -> Result<(), String> {
     let args = &cli.check;
     if cli.command.is_some() {
         return Ok(());
     }
+    cli_stdin::name(
+        &args.paths,
+        args.stdin_filename.as_deref(),
+        paths_given(matches),
+    )?;
     if args.statistics && cli_output::is_machine(args.format) && args.format != Format::Json {
         let format = args
             .format
@@ -682,4 +704,45 @@ fn check_conventions(cli: &Cli) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// Whether paths were given on the command line (not the default `.`).
+fn paths_given(matches: &ArgMatches) -> bool {
+    matches.value_source("paths") == Some(clap::parser::ValueSource::CommandLine)
+}
+
+/// Standard input, read when `-` is the path (or `--stdin-filename` is given without paths).
+fn stdin_input(args: &CheckArgs, matches: &ArgMatches) -> Result<Option<cli_stdin::Input>, String> {
+    match cli_stdin::name(
+        &args.paths,
+        args.stdin_filename.as_deref(),
+        paths_given(matches),
+    )? {
+        Some(name) => cli_stdin::read(name).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// The scan of the paths, or the check of standard input.
+fn scan_or_read(
+    options: &ScanOptions,
+    stdin: Option<&cli_stdin::Input>,
+) -> Result<ScanReport, scan::ScanError> {
+    match stdin {
+        Some(input) => Ok(cli_stdin::check(input, options)),
+        None => scan::scan(options),
+    }
+}
+
+/// `--fix`: the files in place, or standard input's fixed source on standard output.
+fn fix_in_place_or_stdin(
+    report: ScanReport,
+    options: &ScanOptions,
+    stdin: Option<&cli_stdin::Input>,
+) -> Result<ScanReport, ExitCode> {
+    match stdin {
+        Some(input) => cli_stdin::fix(input, report, options)
+            .map_err(|e| exit_after_output(Err(e), ExitCode::from(2))),
+        None => fix_in_place(report, options),
+    }
 }

@@ -64,7 +64,14 @@ fn run_with(dir: &Path, args: &[&str], env: &[(&str, &str)], stdin: Option<&[u8]
     let mut child = command.spawn().expect("the retry-audit binary runs");
     if let Some(input) = stdin {
         let mut pipe = child.stdin.take().expect("stdin is piped");
-        pipe.write_all(input).expect("stdin written");
+        // A run that fails before reading standard input closes it: not the test's failure.
+        if let Err(e) = pipe.write_all(input) {
+            assert_eq!(
+                e.kind(),
+                std::io::ErrorKind::BrokenPipe,
+                "stdin written: {e}"
+            );
+        }
     }
     Run::from(child.wait_with_output().expect("the binary finishes"))
 }
@@ -562,6 +569,179 @@ fn clicolor_force_and_no_color_decide_auto_and_the_flag_wins_over_both() {
     assert!(!written.contains(ESC), "a file is not a terminal");
 }
 
+// ---------------------------------------------------------------- `-` and --stdin-filename
+
+#[test]
+fn a_dash_reads_standard_input_and_names_it_dash() {
+    let dir = temp();
+    let stdin = Some(UNBOUNDED_FIXED.as_bytes());
+    let concise = run_with(dir.path(), &["--format", "concise", "-"], &[], stdin);
+    assert_eq!(concise.code, Some(1), "{}", concise.stderr);
+    assert_eq!(
+        concise.stdout.lines().collect::<Vec<_>>(),
+        [
+            "-:6:5: RA001 retry loop has no attempt limit or deadline",
+            "-:9:23: RA002 constant delay between retry attempts",
+            "retry-audit: 1 file checked, 0 skipped, 1 error, 1 warning",
+        ]
+    );
+    let human = run_with(dir.path(), &["-"], &[], stdin);
+    assert!(human.stdout.contains(" --> -:6:5"), "{}", human.stdout);
+    assert!(
+        human.stdout.contains("6 |     loop {"),
+        "the source is shown: {}",
+        human.stdout
+    );
+    let json = run_with(dir.path(), &["--format", "json", "-"], &[], stdin);
+    let findings = json_lines(&json.stdout);
+    assert!(findings.iter().all(|f| f["path"] == "-"), "{findings:#?}");
+    let broken = run_with(
+        dir.path(),
+        &["--full-parse", "-"],
+        &[],
+        Some(b"fn broken( {\n"),
+    );
+    assert_eq!(broken.code, Some(0));
+    let skipped = skipped_lines(&broken.stderr);
+    assert_eq!(skipped.len(), 1, "{}", broken.stderr);
+    assert!(
+        skipped[0].starts_with("warning: skipped -:1:"),
+        "{}",
+        skipped[0]
+    );
+}
+
+#[test]
+fn stdin_filename_names_standard_input_and_picks_its_settings() {
+    let dir = temp();
+    write(
+        dir.path(),
+        "retry-audit.toml",
+        "[[per-path]]\npaths = [\"tests\"]\nrules = { fixed-delay = \"allow\" }\n",
+    );
+    let stdin = Some(UNBOUNDED_FIXED.as_bytes());
+    let json = |args: &[&str]| {
+        let mut all = vec!["--format", "json"];
+        all.extend_from_slice(args);
+        let run = run_with(dir.path(), &all, &[], stdin);
+        assert_eq!(run.code, Some(1), "{args:?}: {}", run.stderr);
+        json_lines(&run.stdout)
+            .iter()
+            .map(|f| format!("{} {}", f["path"].as_str().unwrap_or(""), f["rule"]))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        json(&["--stdin-filename", "src/lib.rs", "-"]),
+        ["src/lib.rs \"RA001\"", "src/lib.rs \"RA002\""]
+    );
+    assert_eq!(
+        json(&["--stdin-filename", "tests/it.rs", "-"]),
+        ["tests/it.rs \"RA001\""],
+        "the per-path entry for tests/ applies"
+    );
+    assert_eq!(
+        json(&["--stdin-filename", "tests/it.rs"]),
+        ["tests/it.rs \"RA001\""],
+        "without paths, --stdin-filename reads standard input"
+    );
+    assert!(!dir.path().join("src").exists() && !dir.path().join("-").exists());
+}
+
+#[test]
+fn standard_input_with_other_paths_is_a_usage_error() {
+    let dir = project();
+    for args in [
+        &["-", "retry.rs"][..],
+        &["retry.rs", "-"],
+        &["--stdin-filename", "a.rs", "retry.rs"],
+    ] {
+        let run = run_with(dir.path(), args, &[], Some(b"fn f() {}\n"));
+        assert_eq!(run.code, Some(2), "{args:?}: {}", run.stderr);
+        assert_eq!(run.stdout, "");
+        assert!(run.stderr.contains("standard input"), "{}", run.stderr);
+    }
+}
+
+#[test]
+fn fix_on_standard_input_prints_the_fixed_source_and_reports_on_stderr() {
+    let dir = temp();
+    write(dir.path(), "charge.rs", KEY_IN_LOOP);
+    let on_disk = run(dir.path(), &["--fix", "charge.rs"]);
+    assert_eq!(on_disk.code, Some(0), "{}", on_disk.stderr);
+    let fixed = std::fs::read_to_string(dir.path().join("charge.rs")).expect("fixed file");
+    assert_ne!(fixed, KEY_IN_LOOP);
+
+    let piped = run_with(
+        dir.path(),
+        &["--fix", "--stdin-filename", "charge.rs", "-"],
+        &[],
+        Some(KEY_IN_LOOP.as_bytes()),
+    );
+    assert_eq!(piped.code, Some(0), "{}", piped.stderr);
+    assert_eq!(
+        piped.stdout, fixed,
+        "the fixed source, as --fix writes it to a file"
+    );
+    assert!(
+        piped
+            .stderr
+            .contains("retry-audit: applied 1 fix to charge.rs"),
+        "{}",
+        piped.stderr
+    );
+    assert!(
+        piped
+            .stderr
+            .ends_with("retry-audit: 1 file checked, 0 skipped, 0 errors, 0 warnings\n"),
+        "the report goes to stderr: {}",
+        piped.stderr
+    );
+
+    let unfixable = run_with(
+        dir.path(),
+        &["--fix", "-"],
+        &[],
+        Some(UNBOUNDED_FIXED.as_bytes()),
+    );
+    assert_eq!(unfixable.code, Some(1));
+    assert_eq!(
+        unfixable.stdout, UNBOUNDED_FIXED,
+        "nothing to fix: the source unchanged"
+    );
+    assert!(
+        unfixable.stderr.contains("error[RA001]"),
+        "{}",
+        unfixable.stderr
+    );
+    let broken = run_with(dir.path(), &["--fix", "-"], &[], Some(b"fn broken( {\n"));
+    assert_eq!(broken.stdout, "fn broken( {\n");
+    assert_eq!(skipped_lines(&broken.stderr).len(), 1, "{}", broken.stderr);
+    let to_file = run_with(
+        dir.path(),
+        &["--fix", "-o", "report.json", "--format", "json", "-"],
+        &[],
+        Some(UNBOUNDED_FIXED.as_bytes()),
+    );
+    assert_eq!(to_file.stdout, UNBOUNDED_FIXED);
+    let report = std::fs::read_to_string(dir.path().join("report.json")).expect("report");
+    assert_eq!(json_lines(&report).len(), 2);
+
+    let diff = run_with(
+        dir.path(),
+        &["--diff", "--stdin-filename", "src/pay.rs", "-"],
+        &[],
+        Some(KEY_IN_LOOP.as_bytes()),
+    );
+    assert_eq!(diff.code, Some(1), "{}", diff.stderr);
+    assert!(
+        diff.stdout
+            .starts_with("--- a/src/pay.rs\n+++ b/src/pay.rs\n"),
+        "{}",
+        diff.stdout
+    );
+    assert!(!dir.path().join("-").exists() && !dir.path().join("src").exists());
+}
+
 // --------------------------------------------------------------------------------- --help
 
 /// Every convention is documented in `--help`.
@@ -575,6 +755,15 @@ fn help_documents_the_conventions() {
         "--ignore <RULES>",
         "`RA00`",
         "wins over --select",
+        "--exit-zero",
+        "at least 1",
+        "-o, --output-file <FILE>",
+        "-q, --quiet",
+        "--statistics",
+        "NO_COLOR",
+        "CLICOLOR_FORCE",
+        "--stdin-filename <NAME>",
+        "`-` (alone) reads the source from standard input",
     ] {
         assert!(
             help.stdout.contains(needle),
