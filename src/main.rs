@@ -22,6 +22,7 @@ use retry_audit::{fix, lsp};
 use retry_audit::{Level, Rule, Settings};
 
 mod cli_output;
+mod cli_progress;
 mod cli_select;
 mod cli_stdin;
 
@@ -36,6 +37,10 @@ comma-separated or repeated) then only take rules away: with --select, only the 
 run; --ignore removes rules, and wins over --select and over the level flags for the same rule.
 A selected rule runs at the level set above, so one the configuration allows stays off (turn it
 on with --warn or --deny).
+
+On a terminal, a scan that lasts over half a second shows a progress bar on standard error (files
+checked / files found, files per second), cleared before the report; never with a machine format
+(json, sarif, github, gitlab, cargo-json), when standard error is not a terminal, or with --quiet.
 
 A subcommand name given as the first argument is the subcommand: to check a file or directory
 literally named `explain`, `rules` or `lsp`, write `./explain`, or put the paths after `--`.";
@@ -362,7 +367,7 @@ fn check(args: &CheckArgs, matches: &ArgMatches, cargo: bool) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let report = match scan_or_read(&options, stdin.as_ref()) {
+    let report = match scan_or_read(args, &options, stdin.as_ref()) {
         Ok(report) => report,
         Err(e) => {
             report_error(&format!("error: {e}"));
@@ -723,13 +728,21 @@ fn stdin_input(args: &CheckArgs, matches: &ArgMatches) -> Result<Option<cli_stdi
     }
 }
 
-/// The scan of the paths, or the check of standard input.
+/// The scan of the paths (with a progress bar when [`cli_progress::should_show`] says so), or the
+/// check of standard input.
 fn scan_or_read(
+    args: &CheckArgs,
     options: &ScanOptions,
     stdin: Option<&cli_stdin::Input>,
 ) -> Result<ScanReport, scan::ScanError> {
+    use std::io::IsTerminal;
     match stdin {
         Some(input) => Ok(cli_stdin::check(input, options)),
+        None if cli_progress::should_show(args.format, io::stderr().is_terminal(), args.quiet) => {
+            // Dropped, and so cleared, before anything else is written.
+            let bar = cli_progress::Bar::new();
+            scan::scan_with_progress(options, &bar)
+        }
         None => scan::scan(options),
     }
 }

@@ -742,6 +742,87 @@ fn fix_on_standard_input_prints_the_fixed_source_and_reports_on_stderr() {
     assert!(!dir.path().join("-").exists() && !dir.path().join("src").exists());
 }
 
+// ---------------------------------------------------------------------------- progress bar
+
+/// `n` files of ten retry loops each in `dir/many/`: a scan of 200 of them takes well over the
+/// half second after which the bar is drawn (over a second in a debug build on one thread).
+fn many_files(dir: &Path, n: usize) {
+    let text: String = (0..10)
+        .map(|k| {
+            UNBOUNDED_FIXED
+                .replace("op()", &format!("op{k}()"))
+                .replace("fn fetch()", &format!("fn fetch{k}()"))
+        })
+        .collect();
+    for i in 0..n {
+        write(dir, &format!("many/{:02}/retry_{i}.rs", i % 20), &text);
+    }
+}
+
+#[test]
+fn no_progress_bar_when_standard_error_is_not_a_terminal() {
+    let dir = temp();
+    many_files(dir.path(), 200);
+    for format in ["human", "concise"] {
+        let run = run(dir.path(), &["-j", "1", "--format", format, "many"]);
+        assert_eq!(run.code, Some(1), "{}", run.stderr);
+        assert_eq!(
+            run.stderr, "",
+            "{format}: nothing but problems on a piped stderr"
+        );
+        assert!(!run.stdout.contains("files/s"), "{format}");
+    }
+}
+
+/// On a terminal (a pseudo-terminal made by util-linux's `script`, when it is installed) the bar
+/// is drawn on stderr for people's formats, and never for a machine format or with --quiet.
+#[test]
+fn the_progress_bar_is_drawn_on_a_terminal_for_people_only() {
+    let has_script = Command::new("script")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_script {
+        eprintln!("skipped: no `script` to make a terminal with");
+        return;
+    }
+    let dir = temp();
+    many_files(dir.path(), 200);
+    let bin = env!("CARGO_BIN_EXE_retry-audit");
+    let on_terminal = |args: &str| {
+        let command = format!("{bin} -j 1 {args} many > report.txt");
+        let status = Command::new("script")
+            .args(["-q", "-e", "-c", &command, "terminal.txt"])
+            .current_dir(dir.path())
+            .env_remove("NO_COLOR")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .status()
+            .expect("script runs");
+        assert_eq!(status.code(), Some(1), "{args}");
+        let terminal = std::fs::read(dir.path().join("terminal.txt")).expect("transcript");
+        let report = std::fs::read_to_string(dir.path().join("report.txt")).expect("report");
+        assert!(
+            !report.contains("files/s"),
+            "{args}: the bar is not in the report"
+        );
+        String::from_utf8_lossy(&terminal).into_owned()
+    };
+    let human = on_terminal("--format human");
+    assert!(human.contains("/200 files, "), "{human}");
+    assert!(human.contains(" files/s"), "{human}");
+    assert!(on_terminal("--format concise").contains("/200 files, "));
+    for args in [
+        "--format json",
+        "--format sarif",
+        "--format cargo-json",
+        "-q",
+    ] {
+        let shown = on_terminal(args);
+        assert!(!shown.contains("files/s"), "{args}: {shown}");
+    }
+}
+
 // --------------------------------------------------------------------------------- --help
 
 /// Every convention is documented in `--help`.
@@ -764,6 +845,7 @@ fn help_documents_the_conventions() {
         "CLICOLOR_FORCE",
         "--stdin-filename <NAME>",
         "`-` (alone) reads the source from standard input",
+        "shows a progress bar on standard error",
     ] {
         assert!(
             help.stdout.contains(needle),
