@@ -70,7 +70,13 @@ enum Command {
         rule: Rule,
     },
     /// List every rule with its id, name, default level and summary.
-    Rules,
+    Rules {
+        /// `text`: aligned columns; `json`: one JSON array of {id, name, level, summary, url}
+        /// objects (level: the default; url: the rule's section of the README), for editor
+        /// extensions and documentation sites.
+        #[arg(long, value_enum, value_name = "FORMAT", default_value_t = RulesFormat::Text)]
+        format: RulesFormat,
+    },
     /// Run the language server (LSP) on standard input and output, for editors.
     Lsp,
 }
@@ -231,6 +237,15 @@ enum Format {
     CargoJson,
 }
 
+/// The output of `retry-audit rules`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum RulesFormat {
+    /// One line per rule: id, name, default level, summary.
+    Text,
+    /// One JSON array of {id, name, level, summary, url}.
+    Json,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum Color {
     /// Colour when stdout is a terminal.
@@ -285,7 +300,10 @@ pub(crate) fn main() -> ExitCode {
     }
     let result = match cli.command {
         Some(Command::Explain { rule }) => print_to_stdout(|out| render::write_explain(rule, out)),
-        Some(Command::Rules) => print_to_stdout(render::write_rule_list),
+        Some(Command::Rules { format }) => print_to_stdout(match format {
+            RulesFormat::Text => render::write_rule_list,
+            RulesFormat::Json => render::write_rule_list_json,
+        }),
         Some(Command::Lsp) => return serve_lsp(),
         None => return exit_zero(check(&cli.check, &matches, cargo), cli.check.exit_zero),
     };

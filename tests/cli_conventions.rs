@@ -742,6 +742,76 @@ fn fix_on_standard_input_prints_the_fixed_source_and_reports_on_stderr() {
     assert!(!dir.path().join("-").exists() && !dir.path().join("src").exists());
 }
 
+// ---------------------------------------------------------------------- rules --format json
+
+/// The anchor GitHub (and crates.io) give a Markdown heading: lower case, punctuation but `-`
+/// dropped, spaces made `-`.
+fn anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || *c == '-' || *c == ' ')
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+#[test]
+fn rules_as_json_lists_id_name_level_summary_and_url_of_every_rule() {
+    let dir = temp();
+    let text = run(dir.path(), &["rules"]);
+    assert_eq!(
+        run(dir.path(), &["rules", "--format", "text"]).stdout,
+        text.stdout
+    );
+    let json = run(dir.path(), &["rules", "--format", "json"]);
+    assert_eq!(json.code, Some(0), "{}", json.stderr);
+    let rules: Vec<serde_json::Value> = serde_json::from_str(&json.stdout).expect("one JSON array");
+    assert_eq!(rules.len(), retry_audit::Rule::ALL.len());
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+        .expect("README.md");
+    let anchors: Vec<String> = readme
+        .lines()
+        .filter_map(|l| l.strip_prefix("### "))
+        .map(anchor)
+        .collect();
+    for ((entry, rule), line) in rules
+        .iter()
+        .zip(retry_audit::Rule::ALL)
+        .zip(text.stdout.lines())
+    {
+        let object = entry.as_object().expect("an object per rule");
+        let keys: Vec<&str> = object.keys().map(String::as_str).collect();
+        assert_eq!(keys.len(), 5, "{entry}");
+        for key in ["id", "name", "level", "summary", "url"] {
+            assert!(object[key].is_string(), "{key} in {entry}");
+        }
+        assert_eq!(entry["id"], rule.id());
+        assert_eq!(entry["name"], rule.name());
+        let columns: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(
+            entry["level"], columns[2],
+            "the default level, as `rules` prints"
+        );
+        assert_eq!(entry["summary"], columns[3..].join(" "), "{line}");
+        let url = entry["url"].as_str().unwrap_or_default();
+        assert!(url.starts_with("https://"), "{url}");
+        let (_, fragment) = url.split_once('#').expect("a fragment");
+        assert!(
+            anchors.iter().any(|a| a == fragment),
+            "#{fragment} is no README heading"
+        );
+    }
+    assert_eq!(run(dir.path(), &["rules", "--format", "xml"]).code, Some(2));
+    let help = run(dir.path(), &["rules", "--help"]);
+    assert!(help.stdout.contains("--format <FORMAT>"), "{}", help.stdout);
+    assert!(
+        help.stdout.contains("{id, name, level, summary, url}"),
+        "{}",
+        help.stdout
+    );
+}
+
 // ---------------------------------------------------------------------------- progress bar
 
 /// `n` files of ten retry loops each in `dir/many/`: a scan of 200 of them takes well over the
