@@ -38,6 +38,10 @@ run; --ignore removes rules, and wins over --select and over the level flags for
 A selected rule runs at the level set above, so one the configuration allows stays off (turn it
 on with --warn or --deny).
 
+Exit status: 0 when nothing is reported at error level, 1 when something is (0 with
+--exit-zero), 2 on a usage, configuration or I/O error, or with --strict when a file could not be
+checked.
+
 On a terminal, a scan that lasts over half a second shows a progress bar on standard error (files
 checked / files found, files per second), cleared before the report; never with a machine format
 (json, sarif, github, gitlab, cargo-json), when standard error is not a terminal, or with --quiet.

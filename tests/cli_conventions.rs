@@ -916,6 +916,7 @@ fn help_documents_the_conventions() {
         "--stdin-filename <NAME>",
         "`-` (alone) reads the source from standard input",
         "shows a progress bar on standard error",
+        "Exit status: 0 when nothing",
     ] {
         assert!(
             help.stdout.contains(needle),
