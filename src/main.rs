@@ -2,7 +2,7 @@
 //! (0: nothing at error level, 1: findings at error level, 2: usage, configuration or I/O error,
 //! a path given that could not be checked, or with `--strict` a file that could not be checked).
 
-use std::io::{self, BufWriter, IsTerminal, Write};
+use std::io::{self, BufWriter, Write};
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -10,18 +10,41 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
-use codespan_reporting::term::termcolor::{BufferedStandardStream, ColorChoice};
+use codespan_reporting::term::termcolor::WriteColor;
 
 use retry_audit::render::location::Root;
-use retry_audit::render::{self, cargo_json, concise, github, gitlab, human, json, sarif};
+use retry_audit::render::{
+    self, cargo_json, concise, github, gitlab, human, json, sarif, statistics,
+};
 use retry_audit::scan::{self, ScanOptions, ScanReport};
 use retry_audit::{baseline, config, workspace};
 use retry_audit::{fix, lsp};
 use retry_audit::{Level, Rule, Settings};
 
+mod cli_output;
+mod cli_progress;
+mod cli_select;
+mod cli_stdin;
+
 const AFTER_HELP: &str = "\
 Rules are named by id or name, e.g. `--allow RA002` or `--allow fixed-delay`. When the same rule
 is given to several level flags, the last one wins.
+
+Which rules run and how loud they are: each rule starts at its default level, then the
+configuration file's `[rules]` and matching `[[per-path]]` entries, then --allow, --warn and
+--deny set levels. --select and --ignore (ids, names, id prefixes such as `RA00`, or `ALL`;
+comma-separated or repeated) then only take rules away: with --select, only the rules it names
+run; --ignore removes rules, and wins over --select and over the level flags for the same rule.
+A selected rule runs at the level set above, so one the configuration allows stays off (turn it
+on with --warn or --deny).
+
+Exit status: 0 when nothing is reported at error level, 1 when something is (0 with
+--exit-zero), 2 on a usage, configuration or I/O error, or with --strict when a file could not be
+checked.
+
+On a terminal, a scan that lasts over half a second shows a progress bar on standard error (files
+checked / files found, files per second), cleared before the report; never with a machine format
+(json, sarif, github, gitlab, cargo-json), when standard error is not a terminal, or with --quiet.
 
 A subcommand name given as the first argument is the subcommand: to check a file or directory
 literally named `explain`, `rules` or `lsp`, write `./explain`, or put the paths after `--`.";
@@ -51,7 +74,13 @@ enum Command {
         rule: Rule,
     },
     /// List every rule with its id, name, default level and summary.
-    Rules,
+    Rules {
+        /// `text`: aligned columns; `json`: one JSON array of {id, name, level, summary, url}
+        /// objects (level: the default; url: the rule's section of the README), for editor
+        /// extensions and documentation sites.
+        #[arg(long, value_enum, value_name = "FORMAT", default_value_t = RulesFormat::Text)]
+        format: RulesFormat,
+    },
     /// Run the language server (LSP) on standard input and output, for editors.
     Lsp,
 }
@@ -61,9 +90,17 @@ struct CheckArgs {
     /// Files and directories to check. Directories are searched for `*.rs` files, skipping
     /// hidden and `.gitignore`d entries and `target` directories; files named here are always
     /// checked. A path that is missing or not a file or directory (a FIFO, a device) is
-    /// reported, the others are checked, and the exit status is 2.
+    /// reported, the others are checked, and the exit status is 2. `-` (alone) reads the source
+    /// from standard input.
     #[arg(value_name = "PATHS", default_value = ".")]
     paths: Vec<PathBuf>,
+
+    /// The name of the source read from standard input (`-`), used in messages and to find its
+    /// settings (`[[per-path]]` levels) [default: `-`]. Without paths, standard input is read.
+    /// With --fix, the fixed source is written to standard output and the report to standard
+    /// error.
+    #[arg(long, value_name = "NAME")]
+    stdin_filename: Option<PathBuf>,
 
     /// Output format.
     #[arg(
@@ -75,7 +112,25 @@ struct CheckArgs {
     )]
     format: Format,
 
-    /// When to colour the output.
+    /// Write the report to FILE instead of standard output (every format, and --diff's diff);
+    /// FILE and its missing directories are created, an existing FILE is overwritten.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    output_file: Option<PathBuf>,
+
+    /// Print the findings and problems only: no summary line, no count of the fixes applied or
+    /// of the findings the baseline hid, no progress bar. Skipped files and errors are still
+    /// reported on standard error, and --stats still prints.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+
+    /// Print how many findings each rule has (count, id, name; most first) instead of the
+    /// findings. With --format json, one JSON array; not with the other machine formats.
+    #[arg(long, conflicts_with_all = ["diff", "write_baseline"])]
+    statistics: bool,
+
+    /// When to colour the output (`human` only). With `auto`, `NO_COLOR` (set, not empty) turns
+    /// colour off and `CLICOLOR_FORCE` (set, not empty, not 0) turns it on even when the output
+    /// is not a terminal; `NO_COLOR` wins. `always` and `never` win over both.
     #[arg(long, value_enum, value_name = "WHEN", default_value_t = Color::Auto)]
     color: Color,
 
@@ -91,8 +146,28 @@ struct CheckArgs {
     #[arg(long, value_name = "RULE", value_parser = parse_rule)]
     allow: Vec<Rule>,
 
-    /// Number of files checked in parallel [default: number of cores].
-    #[arg(long, short = 'j', value_name = "N")]
+    /// Run only these rules: ids, names, id prefixes (`RA00`) or `ALL`, comma-separated or
+    /// repeated. An unknown rule or a prefix that matches none is an error.
+    #[arg(
+        long,
+        value_name = "RULES",
+        value_delimiter = ',',
+        value_parser = cli_select::parse_selector
+    )]
+    select: Vec<cli_select::Selector>,
+
+    /// Do not run these rules (ids, names, id prefixes or `ALL`, comma-separated or repeated);
+    /// wins over --select and over the level flags.
+    #[arg(
+        long,
+        value_name = "RULES",
+        value_delimiter = ',',
+        value_parser = cli_select::parse_selector
+    )]
+    ignore: Vec<cli_select::Selector>,
+
+    /// Number of files checked in parallel, at least 1 [default: number of cores].
+    #[arg(long, short = 'j', value_name = "N", value_parser = parse_jobs)]
     jobs: Option<NonZeroUsize>,
 
     /// Apply the machine-applicable fixes in place (files that parse, atomically, only if
@@ -105,6 +180,12 @@ struct CheckArgs {
     /// when there is something to fix.
     #[arg(long)]
     diff: bool,
+
+    /// Exit with status 0 even when findings are at error level (or, with --diff, when there is
+    /// something to fix). Usage, configuration and I/O errors still exit 2, and so does
+    /// --strict when a file could not be checked.
+    #[arg(long)]
+    exit_zero: bool,
 
     /// Exit with status 2 when a file could not be checked (unreadable, not UTF-8, does not
     /// parse, too deeply nested), after reporting everything else; implies --full-parse. Without
@@ -163,6 +244,15 @@ enum Format {
     CargoJson,
 }
 
+/// The output of `retry-audit rules`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum RulesFormat {
+    /// One line per rule: id, name, default level, summary.
+    Text,
+    /// One JSON array of {id, name, level, summary, url}.
+    Json,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum Color {
     /// Colour when stdout is a terminal.
@@ -204,16 +294,25 @@ pub(crate) fn main() -> ExitCode {
     } else {
         command
     };
-    let matches = command.get_matches_from(args);
+    let matches = command.clone().get_matches_from(args);
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
         Err(e) => e.exit(),
     };
+    if let Err(message) = check_conventions(&cli, &matches) {
+        let mut command = command;
+        command
+            .error(clap::error::ErrorKind::ArgumentConflict, message)
+            .exit();
+    }
     let result = match cli.command {
         Some(Command::Explain { rule }) => print_to_stdout(|out| render::write_explain(rule, out)),
-        Some(Command::Rules) => print_to_stdout(render::write_rule_list),
+        Some(Command::Rules { format }) => print_to_stdout(match format {
+            RulesFormat::Text => render::write_rule_list,
+            RulesFormat::Json => render::write_rule_list_json,
+        }),
         Some(Command::Lsp) => return serve_lsp(),
-        None => return check(&cli.check, &matches, cargo),
+        None => return exit_zero(check(&cli.check, &matches, cargo), cli.check.exit_zero),
     };
     exit_after_output(result, ExitCode::SUCCESS)
 }
@@ -281,6 +380,7 @@ fn scan_options(
 /// The default command: scan, render, exit 1 if anything is at error level.
 fn check(args: &CheckArgs, matches: &ArgMatches, cargo: bool) -> ExitCode {
     let started = Instant::now();
+    cli_output::set_quiet(args.quiet);
     let options = match scan_options(args, matches, cargo) {
         Ok(options) => options,
         Err(e) => {
@@ -288,7 +388,14 @@ fn check(args: &CheckArgs, matches: &ArgMatches, cargo: bool) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let report = match scan::scan(&options) {
+    let stdin = match stdin_input(args, matches) {
+        Ok(stdin) => stdin,
+        Err(e) => {
+            report_error(&format!("error: {e}"));
+            return ExitCode::from(2);
+        }
+    };
+    let report = match scan_or_read(args, &options, stdin.as_ref()) {
         Ok(report) => report,
         Err(e) => {
             report_error(&format!("error: {e}"));
@@ -297,13 +404,13 @@ fn check(args: &CheckArgs, matches: &ArgMatches, cargo: bool) -> ExitCode {
     };
     if args.diff {
         let writing = Instant::now();
-        let code = show_fixes(&report, &options);
+        let code = show_fixes(&report, &options, &report_target(args, false));
         write_stats(args, &report, started, writing.elapsed());
         return failure_exit(&report, args.strict, false).unwrap_or(code);
     }
     // `--fix`: whether a fixed file could not be written (read-only, an I/O error).
     let (report, unwritten) = if args.fix {
-        match fix_in_place(report, &options) {
+        match fix_in_place_or_stdin(report, &options, stdin.as_ref()) {
             Ok(fixed) => fixed,
             Err(code) => return code,
         }
@@ -317,7 +424,7 @@ fn check(args: &CheckArgs, matches: &ArgMatches, cargo: bool) -> ExitCode {
         let writing = Instant::now();
         return match baseline::write(&report, path) {
             Ok(recorded) => {
-                report_error(&format!(
+                cli_output::note(&format!(
                     "retry-audit: recorded {} in {}",
                     count(recorded, "finding", "findings"),
                     path.display()
@@ -335,7 +442,7 @@ fn check(args: &CheckArgs, matches: &ArgMatches, cargo: bool) -> ExitCode {
     if let Some(path) = &args.baseline {
         let filtered = baseline::Baseline::read(path).map(|b| b.filter(&mut report));
         match filtered {
-            Ok(filtered) if filtered.hidden + filtered.stale > 0 => report_error(&format!(
+            Ok(filtered) if filtered.hidden + filtered.stale > 0 => cli_output::note(&format!(
                 "retry-audit: {} in the baseline hidden, {} no longer found",
                 count(filtered.hidden, "finding", "findings"),
                 filtered.stale
@@ -353,7 +460,7 @@ fn check(args: &CheckArgs, matches: &ArgMatches, cargo: bool) -> ExitCode {
         ExitCode::SUCCESS
     };
     let writing = Instant::now();
-    let written = write_report(&report, args);
+    let written = write_report(&report, args, &report_target(args, stdin.is_some()));
     write_stats(args, &report, started, writing.elapsed());
     exit_after_output(
         written,
@@ -395,20 +502,21 @@ fn strict_exit(report: &ScanReport, strict: bool) -> Option<ExitCode> {
 
 /// `--diff`: the fixes as a unified diff on stdout, their count on stderr; exit status 1 when
 /// there is something to fix.
-fn show_fixes(report: &ScanReport, options: &ScanOptions) -> ExitCode {
+fn show_fixes(report: &ScanReport, options: &ScanOptions, target: &cli_output::Target) -> ExitCode {
     let _ = render::write_skipped(report, &mut io::stderr().lock());
-    let mut out = BufWriter::new(io::stdout().lock());
-    let result = fix::fix_report(
-        report,
-        options,
-        fix::Mode::Diff,
-        &mut out,
-        &mut io::stderr(),
-    )
-    .and_then(|summary| out.flush().map(|()| summary));
+    let result = cli_output::open(target, Color::Never).and_then(|mut out| {
+        let summary = fix::fix_report(
+            report,
+            options,
+            fix::Mode::Diff,
+            &mut out,
+            &mut io::stderr(),
+        )?;
+        out.flush().map(|()| summary)
+    });
     match result {
         Ok(summary) => {
-            report_error(&format!(
+            cli_output::note(&format!(
                 "retry-audit: {} would be applied to {}",
                 count(summary.fixes, "fix", "fixes"),
                 count(summary.files, "file", "files")
@@ -439,7 +547,7 @@ fn fix_in_place(report: ScanReport, options: &ScanOptions) -> Result<(ScanReport
     if summary.files == 0 {
         return Ok((report, unwritten));
     }
-    report_error(&format!(
+    cli_output::note(&format!(
         "retry-audit: applied {} to {}",
         count(summary.fixes, "fix", "fixes"),
         count(summary.files, "file", "files")
@@ -496,63 +604,70 @@ fn settings(args: &CheckArgs, matches: &ArgMatches) -> Settings {
             Deny::Warnings => settings.warnings_as_errors = true,
         }
     }
+    cli_select::apply(&args.select, &args.ignore, &mut settings);
     // `--strict` fails on a file that does not parse: every body must be parsed to know.
     settings.full_parse = args.full_parse || args.strict;
     settings
 }
 
-/// Skipped files on stderr, findings on stdout, the summary on stdout (human) or stderr (json).
-fn write_report(report: &ScanReport, args: &CheckArgs) -> io::Result<()> {
+/// Skipped files on stderr, findings on the target (standard output, or `--output-file`), the
+/// summary after them (human, concise) or on stderr (machine formats); `--statistics` in place
+/// of the findings.
+fn write_report(
+    report: &ScanReport,
+    args: &CheckArgs,
+    target: &cli_output::Target,
+) -> io::Result<()> {
     // stderr is the channel of last resort: if it is closed, the findings on stdout still count.
     let _ = render::write_skipped(report, &mut io::stderr().lock());
+    let mut out = cli_output::open(target, args.color)?;
+    let out: &mut dyn WriteColor = &mut *out;
+    if args.statistics {
+        return write_statistics(report, args.format, out);
+    }
     match args.format {
         Format::Human => {
-            let mut out = BufferedStandardStream::stdout(color_choice(args.color));
-            human::render(report, &mut out)?;
-            writeln!(out, "{}", render::summary(report))?;
-            out.flush()
+            human::render(report, out)?;
+            write_summary(report, out)
         }
         Format::Concise => {
-            let mut out = BufWriter::new(io::stdout().lock());
-            concise::render(report, &mut out)?;
-            writeln!(out, "{}", render::summary(report))?;
-            out.flush()
+            concise::render(report, &mut &mut *out)?;
+            write_summary(report, out)
         }
-        Format::Json => write_machine(report, |out| json::render(report, out)),
-        Format::Sarif => {
-            write_machine(report, |out| sarif::render(report, &Root::discover()?, out))
-        }
-        Format::Github => write_machine(report, |out| {
+        Format::Json => write_machine(report, out, |out| json::render(report, out)),
+        Format::Sarif => write_machine(report, out, |out| {
+            sarif::render(report, &Root::discover()?, out)
+        }),
+        Format::Github => write_machine(report, out, |out| {
             github::render(report, &Root::discover()?, out)
         }),
-        Format::Gitlab => write_machine(report, |out| {
+        Format::Gitlab => write_machine(report, out, |out| {
             gitlab::render(report, &Root::discover()?, out)
         }),
-        Format::CargoJson => write_machine(report, |out| {
+        Format::CargoJson => write_machine(report, out, |out| {
             cargo_json::render(report, &std::env::current_dir()?, out)
         }),
     }
 }
 
-/// The formats read by programs: only what `write` produces on stdout, the summary on stderr.
-fn write_machine(
-    report: &ScanReport,
-    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
-) -> io::Result<()> {
-    let mut out = BufWriter::new(io::stdout().lock());
-    write(&mut out)?;
-    out.flush()?;
-    let _ = writeln!(io::stderr(), "{}", render::summary(report));
-    Ok(())
+/// The summary line after the findings of `human` and `concise` (not with `--quiet`).
+fn write_summary(report: &ScanReport, out: &mut dyn WriteColor) -> io::Result<()> {
+    if !cli_output::quiet() {
+        writeln!(out, "{}", render::summary(report))?;
+    }
+    out.flush()
 }
 
-fn color_choice(color: Color) -> ColorChoice {
-    match color {
-        // termcolor's `Auto` honours NO_COLOR and TERM=dumb but not redirection; check that here.
-        Color::Auto if io::stdout().is_terminal() => ColorChoice::Auto,
-        Color::Auto | Color::Never => ColorChoice::Never,
-        Color::Always => ColorChoice::Always,
-    }
+/// The formats read by programs: only what `write` produces on the target, the summary on stderr.
+fn write_machine(
+    report: &ScanReport,
+    out: &mut dyn WriteColor,
+    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
+    write(&mut &mut *out)?;
+    out.flush()?;
+    cli_output::note(&render::summary(report));
+    Ok(())
 }
 
 fn print_to_stdout(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
@@ -575,4 +690,123 @@ fn exit_after_output(result: io::Result<()>, code: ExitCode) -> ExitCode {
 /// Writes a line to stderr; unlike `eprintln!`, does not panic when stderr is closed.
 fn report_error(line: &str) {
     let _ = writeln!(io::stderr(), "{line}");
+}
+
+/// `--exit-zero`: findings at error level (status 1) do not fail the run; status 2 stays.
+fn exit_zero(code: ExitCode, exit_zero: bool) -> ExitCode {
+    if exit_zero && code == ExitCode::from(1) {
+        ExitCode::SUCCESS
+    } else {
+        code
+    }
+}
+
+/// `--jobs N`: a whole number, at least 1 (clap's own message for 0 in a `NonZeroUsize` does not
+/// say what is wrong).
+fn parse_jobs(text: &str) -> Result<NonZeroUsize, String> {
+    let at_least_one = "--jobs must be at least 1 (the number of files checked in parallel)";
+    match text.trim().parse::<usize>() {
+        Ok(n) => NonZeroUsize::new(n).ok_or_else(|| at_least_one.to_owned()),
+        Err(_) => Err(format!("`{text}` is not a number; {at_least_one}")),
+    }
+}
+
+/// Where the report goes: `--output-file`, else standard output, or standard error when the
+/// fixed source read from standard input is on standard output.
+fn report_target(args: &CheckArgs, stdin: bool) -> cli_output::Target {
+    match &args.output_file {
+        Some(path) => cli_output::Target::File(path.clone()),
+        None if stdin && args.fix => cli_output::Target::Stderr,
+        None => cli_output::Target::Stdout,
+    }
+}
+
+/// `--statistics`: a count per rule, as text for `human` and `concise` (then the summary line),
+/// as one JSON array for `json` (the summary on stderr). The other machine formats are refused
+/// before the scan ([`check_conventions`]).
+fn write_statistics(
+    report: &ScanReport,
+    format: Format,
+    out: &mut dyn WriteColor,
+) -> io::Result<()> {
+    if format == Format::Json {
+        write_machine(report, out, |out| statistics::render_json(report, out))
+    } else {
+        statistics::render_text(report, &mut &mut *out)?;
+        write_summary(report, out)
+    }
+}
+
+/// Combinations of flags that clap cannot check by itself: a usage error (exit 2) naming them.
+fn check_conventions(cli: &Cli, matches: &ArgMatches) -> Result<(), String> {
+    let args = &cli.check;
+    if cli.command.is_some() {
+        return Ok(());
+    }
+    cli_stdin::name(
+        &args.paths,
+        args.stdin_filename.as_deref(),
+        paths_given(matches),
+    )?;
+    if args.statistics && cli_output::is_machine(args.format) && args.format != Format::Json {
+        let format = args
+            .format
+            .to_possible_value()
+            .map_or_else(String::new, |v| v.get_name().to_owned());
+        return Err(format!(
+            "the argument '--statistics' cannot be used with '--format {format}' (statistics \
+             are printed as text, or as JSON with '--format json')"
+        ));
+    }
+    Ok(())
+}
+
+/// Whether paths were given on the command line (not the default `.`).
+fn paths_given(matches: &ArgMatches) -> bool {
+    matches.value_source("paths") == Some(clap::parser::ValueSource::CommandLine)
+}
+
+/// Standard input, read when `-` is the path (or `--stdin-filename` is given without paths).
+fn stdin_input(args: &CheckArgs, matches: &ArgMatches) -> Result<Option<cli_stdin::Input>, String> {
+    match cli_stdin::name(
+        &args.paths,
+        args.stdin_filename.as_deref(),
+        paths_given(matches),
+    )? {
+        Some(name) => cli_stdin::read(name).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// The scan of the paths (with a progress bar when [`cli_progress::should_show`] says so), or the
+/// check of standard input.
+fn scan_or_read(
+    args: &CheckArgs,
+    options: &ScanOptions,
+    stdin: Option<&cli_stdin::Input>,
+) -> Result<ScanReport, scan::ScanError> {
+    use std::io::IsTerminal;
+    match stdin {
+        Some(input) => cli_stdin::check(input, options),
+        None if cli_progress::should_show(args.format, io::stderr().is_terminal(), args.quiet) => {
+            // Dropped, and so cleared, before anything else is written.
+            let bar = cli_progress::Bar::new();
+            scan::scan_with_progress(options, &bar)
+        }
+        None => scan::scan(options),
+    }
+}
+
+/// `--fix`: the files in place, or standard input's fixed source on standard output.
+fn fix_in_place_or_stdin(
+    report: ScanReport,
+    options: &ScanOptions,
+    stdin: Option<&cli_stdin::Input>,
+) -> Result<(ScanReport, bool), ExitCode> {
+    match stdin {
+        Some(input) => cli_stdin::fix(input, report, options)
+            .map(|report| (report, false))
+            .map_err(|e| exit_after_output(Err(e), ExitCode::from(2))),
+        None => fix_in_place(report, options),
+    }
 }

@@ -273,6 +273,30 @@ impl FileReport {
 /// and the other paths are scanned; problems with single files are recorded in the report as
 /// [`Outcome::Skipped`].
 pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
+    scan_with_progress(options, &())
+}
+
+/// Told how far a scan has got, from the worker threads (the command line's progress bar; the
+/// scan itself never draws anything).
+pub trait Progress: Sync {
+    /// The walk is done: `files` files (and unreadable entries) are to be checked.
+    fn start(&self, files: usize);
+    /// One more of them is checked.
+    fn advance(&self);
+}
+
+/// No progress is shown.
+impl Progress for () {
+    fn start(&self, _files: usize) {}
+    fn advance(&self) {}
+}
+
+/// [`scan`], telling `progress` how many files there are and when each is checked (the
+/// cross-file pass after that is not counted).
+pub fn scan_with_progress(
+    options: &ScanOptions,
+    progress: &dyn Progress,
+) -> Result<ScanReport, ScanError> {
     let default_root = [PathBuf::from(".")];
     let roots = if options.paths.is_empty() {
         &default_root[..]
@@ -292,6 +316,7 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
         .collect::<Result<_, _>>()
         .map_err(ScanError::Config)?;
     let walked = Instant::now();
+    progress.start(candidates.len());
     let threads = thread_count(options.jobs, candidates.len());
     let clock = PhaseClock::default();
     let pool = rayon::ThreadPoolBuilder::new()
@@ -320,6 +345,7 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
                         None,
                     ),
                 })
+                .inspect(|_| progress.advance())
                 .unzip()
         });
     let checked = Instant::now();

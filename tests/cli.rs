@@ -66,6 +66,8 @@ fn run(dir: &Path, args: &[&str]) -> Run {
         .args(args)
         .current_dir(dir)
         .env_remove("NO_COLOR")
+        .env_remove("CLICOLOR")
+        .env_remove("CLICOLOR_FORCE")
         .output()
         .expect("the retry-audit binary runs");
     Run {

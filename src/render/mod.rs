@@ -7,11 +7,13 @@
 //! - [`github`]: GitHub Actions workflow commands (annotations).
 //! - [`gitlab`]: GitLab Code Quality JSON.
 //! - [`cargo_json`]: cargo's `compiler-message` JSON lines, for rust-analyzer and friends.
+//! - [`statistics`]: `--statistics`, the count of findings per rule.
 //! - [`location`] and [`fingerprint`]: repository-relative paths and line-shift-proof
 //!   fingerprints shared by the machine formats.
 //! - [`write_skipped`]: the `error: cannot check ...` lines for paths given that could not be
 //!   checked, and the `warning: skipped ...` lines for files that could not be analysed.
-//! - [`write_explain`] and [`write_rule_list`]: the `explain` and `rules` subcommands.
+//! - [`write_explain`], [`write_rule_list`] and [`write_rule_list_json`]: the `explain` and
+//!   `rules` subcommands.
 //! - [`summary`] and [`stats`]: the summary line, and `--stats` (counts and time per phase).
 
 pub mod cargo_json;
@@ -23,6 +25,7 @@ pub mod human;
 pub mod json;
 pub mod location;
 pub mod sarif;
+pub mod statistics;
 
 use std::io::{self, Write};
 use std::time::Duration;
@@ -121,6 +124,54 @@ pub fn write_rule_list(out: &mut dyn Write) -> io::Result<()> {
         writeln!(out, "{}", line.trim_end())?;
     }
     Ok(())
+}
+
+/// The rules as one JSON array, in id order, for editor extensions and documentation sites:
+/// `[{"id":"RA001","name":"unbounded-retry","level":"error","summary":"...","url":"..."}]`
+/// (`level` is the default level; `url` is [`rule_url`]).
+pub fn write_rule_list_json(out: &mut dyn Write) -> io::Result<()> {
+    #[derive(serde::Serialize)]
+    struct Entry {
+        id: &'static str,
+        name: &'static str,
+        level: &'static str,
+        summary: &'static str,
+        url: String,
+    }
+    let entries: Vec<Entry> = Rule::ALL
+        .iter()
+        .map(|&rule| Entry {
+            id: rule.id(),
+            name: rule.name(),
+            level: rule.default_level().as_str(),
+            summary: &rule.meta().summary,
+            url: rule_url(rule),
+        })
+        .collect();
+    serde_json::to_writer_pretty(&mut *out, &entries)?;
+    writeln!(out)
+}
+
+/// Where to learn about retry-audit: the repository the manifest names, else the crate's
+/// crates.io page.
+#[must_use]
+pub fn home_page() -> &'static str {
+    match option_env!("CARGO_PKG_REPOSITORY") {
+        Some(uri) if !uri.is_empty() => uri,
+        _ => "https://crates.io/crates/retry-audit",
+    }
+}
+
+/// A rule's documentation on the web: its section of the README on the [`home_page`] (the
+/// heading "RA002 `fixed-delay`" has the anchor `ra002-fixed-delay`).
+#[must_use]
+pub fn rule_url(rule: Rule) -> String {
+    format!(
+        "{}#{}-{}",
+        home_page(),
+        rule.id().to_ascii_lowercase(),
+        rule.name()
+    )
 }
 
 /// A list of the valid rule codes, for error messages: `RA001 (unbounded-retry), ...`.

@@ -39,10 +39,7 @@ const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 /// Where to learn about the tool: the crate's repository if the manifest names one, else its
 /// crates.io page.
 fn information_uri() -> &'static str {
-    match option_env!("CARGO_PKG_REPOSITORY") {
-        Some(uri) if !uri.is_empty() => uri,
-        _ => "https://crates.io/crates/retry-audit",
-    }
+    super::home_page()
 }
 
 /// SARIF's level for a retry-audit level.
