@@ -23,7 +23,7 @@ pub(super) fn check(site: &RetrySite, cx: &mut Context<'_>) {
         cx.report(Rule::NoDelay, primary, vec![site_label(site)], Vec::new());
         return;
     }
-    if !site.delays.is_empty() || !site.blind {
+    if !site.delays.is_empty() || !site.blind || site.paced_inside {
         return;
     }
     let mut secondary = Vec::new();

@@ -135,6 +135,8 @@ pub struct RetrySite {
     pub supervisor: bool,
     /// A way round after a failure that skips every wait the site has elsewhere.
     pub unpaced: Option<Unpaced>,
+    /// A loop nested in the site waits: the way round through it is paced.
+    pub paced_inside: bool,
 }
 
 /// How a way round after a failure skips the waits the site has elsewhere.
@@ -179,6 +181,7 @@ impl RetrySite {
             evidence: Vec::new(),
             supervisor: false,
             unpaced: None,
+            paced_inside: false,
         }
     }
 }

@@ -526,7 +526,8 @@ impl<'a> Builder<'a, '_> {
         let blind = is_blind(&result, body);
         // A path that found the attempts used up goes round only when nothing else ends the
         // loop (a `for` range, a `while` on the counter would).
-        let unpaced = if delays.is_empty() {
+        let paced_inside = inner_loop_waits(body, self.scope);
+        let unpaced = if delays.is_empty() || paced_inside {
             None
         } else {
             unpaced_path(&result).filter(|u| {
@@ -544,6 +545,7 @@ impl<'a> Builder<'a, '_> {
             evidence: Vec::new(),
             supervisor,
             unpaced,
+            paced_inside,
             kind: SiteKind::Loop,
             head,
             bound,
@@ -963,6 +965,7 @@ impl<'a> Builder<'a, '_> {
             evidence: Vec::new(),
             supervisor: false,
             unpaced: None,
+            paced_inside: false,
             kind: SiteKind::Recursion,
             head,
             bound,
@@ -1056,6 +1059,7 @@ fn helper_site(head: Span, keys: Vec<super::PerAttemptKey>, facts: AttemptFacts)
         evidence: Vec::new(),
         supervisor: false,
         unpaced: None,
+        paced_inside: false,
     }
 }
 
@@ -2611,6 +2615,53 @@ struct SleepFinder<'a, 'c> {
     /// `sub.next_timeout(d)`, `timeout(d, op)`): a path through one that failed has waited.
     timed: Vec<&'a Expr>,
     enter_async: bool,
+}
+
+/// Whether a loop nested in `body` waits (`for _ in 0..n { sleep(d).await; reconnect() }` after
+/// a failure): the nested loop's waits are its own site's, but a way round the outer loop that
+/// runs it has waited too.
+fn inner_loop_waits(body: &Block, scope: &FileScope<'_>) -> bool {
+    struct Inner<'s, 'a> {
+        scope: &'s FileScope<'a>,
+        depth: usize,
+        found: bool,
+    }
+    impl<'v> Visit<'v> for Inner<'_, '_> {
+        fn visit_expr(&mut self, e: &'v Expr) {
+            let _guard = crate::budget::enter();
+            if self.found {
+                return;
+            }
+            match e {
+                Expr::Closure(_) | Expr::Async(_) => {}
+                Expr::Loop(_) | Expr::While(_) | Expr::ForLoop(_) => {
+                    self.depth += 1;
+                    syn::visit::visit_expr(self, e);
+                    self.depth -= 1;
+                }
+                Expr::Call(c) if self.depth > 0 => {
+                    self.found |= names::callee_path(&c.func)
+                        .is_some_and(|p| self.scope.is_sleep(&self.scope.resolve(p)));
+                    syn::visit::visit_expr(self, e);
+                }
+                Expr::MethodCall(m) if self.depth > 0 => {
+                    self.found |=
+                        self.scope.is_sleep_method(&m.method.to_string()) && m.args.len() == 1;
+                    syn::visit::visit_expr(self, e);
+                }
+                _ => syn::visit::visit_expr(self, e),
+            }
+        }
+
+        fn visit_item(&mut self, _: &'v syn::Item) {}
+    }
+    let mut v = Inner {
+        scope,
+        depth: 0,
+        found: false,
+    };
+    v.visit_block(body);
+    v.found
 }
 
 /// A call named for waiting up to a given time: `recv_timeout`, `next_timeout`, `timeout`.
