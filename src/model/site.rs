@@ -469,14 +469,18 @@ impl<'a> Builder<'a, '_> {
         }
         // `let idx = match hosts.pick_next() { Some(i) => i, None => break };` then
         // `connect(idx)`: each pass draws the next alternative, a search, not a retry.
-        if let Expr::Loop(lp) = l {
-            let drawn = drawn_alternatives(&lp.body);
-            if drawn
-                .iter()
-                .any(|v| !names::is_retry_word(v) && tested_ops_mention(&result, self.index, v))
-            {
-                return None;
-            }
+        let drawn = match l {
+            Expr::Loop(lp) => drawn_alternatives(&lp.body),
+            Expr::While(w) => drawn_by_condition(&w.cond),
+            _ => Vec::new(),
+        };
+        // Each pass uses what it drew (directly or through `let endpoint = &endpoints[idx]`).
+        let drawn = derived_names(body, &drawn);
+        if drawn
+            .iter()
+            .any(|v| !names::is_retry_word(v) && tested_ops_mention(&result, self.index, v))
+        {
+            return None;
         }
         // An attempt counter: the `for` range, or a count stepped on a path that goes round
         // again or tested on a way out (not any `+= 1` in the body, such as a tally of items).
@@ -2199,13 +2203,7 @@ fn tested_ops_mention(r: &FlowResult, index: &LineIndex<'_>, var: &str) -> bool 
 /// there is none: `let idx = match tracker.pick_next() { Some(i) => i, None => break };`,
 /// `let Some(host) = hosts.next() else { return Err(e) };`.
 fn drawn_alternatives(body: &Block) -> Vec<String> {
-    let draws = |e: &Expr| {
-        let mut e = e;
-        while let Expr::Await(a) = e {
-            e = &a.base;
-        }
-        matches!(e, Expr::MethodCall(m) if names::is_next_alternative(&m.method.to_string()))
-    };
+    let draws = draws_alternative;
     let mut out = Vec::new();
     for st in &body.stmts {
         let syn::Stmt::Local(local) = st else {
@@ -2225,6 +2223,34 @@ fn drawn_alternatives(body: &Block) -> Vec<String> {
         };
         if is_draw {
             pat_bindings(&local.pat, &mut out);
+        }
+    }
+    out
+}
+
+/// Whether `e` draws the next alternative: `hosts.pick_next()`, or such a call in a closure
+/// handed to an accessor (`health.with_tracker(|t| t.pick_next_endpoint())`).
+fn draws_alternative(e: &Expr) -> bool {
+    let mut e = e;
+    while let Expr::Await(a) = e {
+        e = &a.base;
+    }
+    match e {
+        Expr::MethodCall(m) if names::is_next_alternative(&m.method.to_string()) => true,
+        Expr::MethodCall(m) => m.args.iter().any(|a| match a {
+            Expr::Closure(c) => draws_alternative(&c.body),
+            _ => false,
+        }),
+        _ => false,
+    }
+}
+
+/// `while let Some(idx) = tracker.pick_next()`: the variables each pass draws.
+fn drawn_by_condition(cond: &Expr) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Expr::Let(l) = cond {
+        if super::flow::option_outcome(&l.pat).is_some() && draws_alternative(&l.expr) {
+            pat_bindings(&l.pat, &mut out);
         }
     }
     out
