@@ -233,7 +233,11 @@ impl<'a> Builder<'a, '_> {
         } else {
             spawns(f.block, self.index)
         };
-        for (l, in_timeout, in_async) in finder.loops {
+        // A loop in test code (`#[test]`, `#[tokio::test]`, a `#[cfg(test)]` module) waits for
+        // the test's own fixtures (a server it started, a background task, a container): a
+        // readiness wait, not a retry of the code under test.
+        let in_test = self.test_depth > 0 || is_test_attr(f.attrs);
+        for (l, in_timeout, in_async) in finder.loops.into_iter().filter(|_| !in_test) {
             if let Some(mut site) = self.loop_site(l, locals(), &name, in_timeout, &started_at) {
                 site.in_async = in_async;
                 retries_at.get_or_insert(site.head);
@@ -279,7 +283,6 @@ impl<'a> Builder<'a, '_> {
         }
         // A retry crate's policy built in a test checks the crate or keeps the test fast; it is
         // not a retry of the code under test.
-        let in_test = self.test_depth > 0 || is_test_attr(f.attrs);
         let policies = if in_test || !self.may_have_policies {
             Vec::new()
         } else {
@@ -296,7 +299,10 @@ impl<'a> Builder<'a, '_> {
                 self.sites.push(site);
             }
         }
-        if let Some(mut site) = self.recursion_site(f, &locals, deadline) {
+        if let Some(mut site) = self
+            .recursion_site(f, &locals, deadline)
+            .filter(|_| !in_test)
+        {
             site.in_async = is_async || returns_async_block(f.block);
             retries_at.get_or_insert(site.head);
             self.sites.push(site);
