@@ -1002,7 +1002,18 @@ impl<'a> Builder<'a, '_> {
 pub(super) fn is_test_attr(attrs: &[syn::Attribute]) -> bool {
     attrs.iter().any(|a| {
         names::last(a.path()).as_deref() == Some("test")
-            || (a.path().is_ident("cfg") && names::text(&a.meta).contains("test"))
+            || (a.path().is_ident("cfg") && {
+                // `cfg(test)`, `cfg(all(test, feature = "x"))`; not `cfg(not(test))` or
+                // `cfg(feature = "latest")`.
+                let text: String = names::text(&a.meta)
+                    .chars()
+                    .filter(|c| !c.is_whitespace())
+                    .collect();
+                !text.contains("not(")
+                    && text
+                        .split(|c: char| !c.is_alphanumeric() && c != '_')
+                        .any(|w| w == "test")
+            })
     })
 }
 
