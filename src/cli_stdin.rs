@@ -73,7 +73,10 @@ fn settings<'o>(input: &Input, options: &'o ScanOptions) -> Result<Cow<'o, Setti
 /// text is kept whenever it is UTF-8.
 pub(crate) fn check(input: &Input, options: &ScanOptions) -> Result<ScanReport, ScanError> {
     let started = Instant::now();
-    let settings = settings(input, options)?;
+    let mut settings = settings(input, options)?;
+    if retry_audit::scan::is_test_target(&input.path) {
+        settings.to_mut().test_code = true;
+    }
     let outcome = match retry_audit::engine::check_bytes(&input.bytes, &settings) {
         Ok(diagnostics) => Outcome::Checked {
             diagnostics,

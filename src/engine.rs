@@ -23,6 +23,10 @@ pub struct Settings {
     /// `--full-parse`: parse every function body, not only those that can matter to a retry
     /// site (see [`crate::prune`]).
     pub full_parse: bool,
+    /// The file is test code by where it is (a package's `tests/` or `benches/`, see
+    /// [`crate::scan::is_test_target`]): its loops wait for the test's fixtures, they are not
+    /// retry sites.
+    pub test_code: bool,
 }
 
 impl Settings {
@@ -302,7 +306,13 @@ fn check_within_budget(
         _ => index,
     };
     let views: Vec<(&syn::File, &str)> = imported.iter().map(|(f, p)| (f, *p)).collect();
-    let file_model = model::extract_in(&file, &index, &settings.extensions, &views);
+    let file_model = model::extract_in(
+        &file,
+        &index,
+        &settings.extensions,
+        &views,
+        settings.test_code,
+    );
     let mut diagnostics = checks::run(&file_model, settings);
     if !imported.is_empty() {
         // A fact found in an import may carry the import's place: it is not shown.

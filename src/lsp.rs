@@ -513,6 +513,9 @@ fn analyse_text(uri: &Url, text: &str, settings: &Settings, encoding: Encoding) 
     // One document at a time: parse it whole, so that a syntax error anywhere is said.
     let mut whole = settings.clone();
     whole.full_parse = true;
+    whole.test_code = uri
+        .to_file_path()
+        .is_ok_and(|p| crate::scan::is_test_target(&p));
     let settings = &whole;
     let index = LineIndex::new(text);
     let checked = engine::check_source_with_facts(text, settings).and_then(|(found, facts)| {

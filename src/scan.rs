@@ -378,10 +378,32 @@ fn settings_of<'a>(
     path: &Path,
     fallback: &'a Settings,
 ) -> Cow<'a, Settings> {
-    match config {
+    let settings = match config {
         Some(config) => config.settings_for(path),
         None => Cow::Borrowed(fallback),
+    };
+    if is_test_target(path) {
+        let mut settings = settings.into_owned();
+        settings.test_code = true;
+        Cow::Owned(settings)
+    } else {
+        settings
     }
+}
+
+/// Whether `path` is in a package's integration tests or benchmarks: under a `tests` or
+/// `benches` directory whose parent holds a `Cargo.toml` (cargo's layout). Only directories
+/// with those names are looked at, so a file elsewhere costs no file-system call.
+#[must_use]
+pub fn is_test_target(path: &Path) -> bool {
+    path.ancestors().skip(1).any(|dir| {
+        matches!(
+            dir.file_name().and_then(|n| n.to_str()),
+            Some("tests" | "benches")
+        ) && dir
+            .parent()
+            .is_some_and(|pkg| pkg.join("Cargo.toml").is_file())
+    })
 }
 
 /// The checked files grouped by crate (the nearest directory above them with a `Cargo.toml`;

@@ -337,6 +337,31 @@ fn crate_fixtures_need_the_crate() {
             ..ScanOptions::default()
         };
         let scanned = scan(&options).expect("the fixture crate scans");
+        // A package's layout is a reason of its own: its `tests/` and `benches/` are test code.
+        let laid_out = members
+            .iter()
+            .any(|f| retry_audit::scan::is_test_target(&f.path));
+        if laid_out {
+            let findings: usize = scanned
+                .files
+                .iter()
+                .map(|f| match &f.outcome {
+                    retry_audit::scan::Outcome::Checked { diagnostics, .. } => diagnostics.len(),
+                    retry_audit::scan::Outcome::Skipped(_) => 0,
+                })
+                .sum();
+            let alone: usize = members
+                .iter()
+                .map(|f| check_source(&f.text, &Settings::default()).map_or(0, |d| d.len()))
+                .sum();
+            if findings == alone {
+                report.push(format!(
+                    "{}: its tests/ and benches/ give the same findings checked alone",
+                    dir.display()
+                ));
+            }
+            continue;
+        }
         if scanned.stats.rechecked == 0 {
             report.push(format!(
                 "{}: no file is checked with another file's definitions",

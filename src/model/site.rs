@@ -20,18 +20,21 @@ use crate::diagnostic::Span;
 /// Builds the model of one parsed file.
 #[must_use]
 pub fn extract(file: &syn::File, index: &LineIndex<'_>, ext: &super::Extensions) -> FileModel {
-    extract_in(file, index, ext, &[])
+    extract_in(file, index, ext, &[], false)
 }
 
 /// [`extract`] with the definitions of other files of the crate in view: `imports` are those
 /// files, parsed on this thread (so that `index`, given an anchor, can tell their spans from
 /// this file's), with their display paths. Only `file` is searched for retry sites.
+/// `test_code`: the whole file is test code (an integration test or a benchmark), as a
+/// `#[cfg(test)]` module is.
 #[must_use]
 pub fn extract_in(
     file: &syn::File,
     index: &LineIndex<'_>,
     ext: &super::Extensions,
     imports: &[(&syn::File, &str)],
+    test_code: bool,
 ) -> FileModel {
     // Items written inside macro invocations (`rt_test! { fn .. }`, `cfg_if! { .. }`) are code
     // too; their tokens keep their positions in the file.
@@ -64,7 +67,7 @@ pub fn extract_in(
         timeout_vars: timeouts.vars,
         sites: Vec::new(),
         retrying_fns: Vec::new(),
-        test_depth: 0,
+        test_depth: usize::from(test_code),
         may_have_policies: super::policies::may_have_policies(index.source()),
         called_from_sites: HashSet::new(),
     };
