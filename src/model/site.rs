@@ -2727,6 +2727,13 @@ impl<'a> Visit<'a> for SleepFinder<'a, '_> {
     fn visit_expr(&mut self, e: &'a Expr) {
         let _guard = crate::budget::enter();
         match e {
+            // `trx.on_error(err).await`: FoundationDB's (and its kin's) error handler resolves
+            // only after the client's own randomised backoff: a wait whose length is the
+            // client's.
+            Expr::Await(a) if matches!(&*a.base, Expr::MethodCall(m) if m.method == "on_error") => {
+                self.unknown_waits.push(e);
+                syn::visit::visit_expr(self, e);
+            }
             Expr::Async(a) if self.enter_async => self.visit_block(&a.block),
             Expr::Closure(_)
             | Expr::Async(_)
