@@ -546,7 +546,8 @@ fn workspace() -> TempDir {
         "crates/demo/src/bin/extra/main.rs",
         format!("{UNBOUNDED_FIXED}fn main() {{}}\n"),
     );
-    write(root, "crates/demo/tests/it.rs", KEY_IN_LOOP);
+    // An example target (integration tests are test code, which has no retry sites).
+    write(root, "crates/demo/examples/it.rs", KEY_IN_LOOP);
     write(
         root,
         "crates/other-dir/Cargo.toml",
@@ -603,7 +604,7 @@ fn cargo_json_packages_and_targets_are_cargos() {
             "crates/demo/src/helper.rs" => "demo",
             "crates/demo/src/bin/tool.rs" => "tool",
             "crates/demo/src/bin/extra/main.rs" => "extra",
-            "crates/demo/tests/it.rs" => "it",
+            "crates/demo/examples/it.rs" => "it",
             "crates/other-dir/src/main.rs" => "other",
             "crates/other-dir/build.rs" => "build-script-build",
             other => panic!("unexpected file {other}"),
