@@ -2251,6 +2251,7 @@ fn drawn_alternatives(body: &Block) -> Vec<String> {
 /// Whether `e` draws the next alternative: `hosts.pick_next()`, or such a call in a closure
 /// handed to an accessor (`health.with_tracker(|t| t.pick_next_endpoint())`).
 fn draws_alternative(e: &Expr) -> bool {
+    let _guard = crate::budget::enter();
     let mut e = e;
     while let Expr::Await(a) = e {
         e = &a.base;
