@@ -10,24 +10,8 @@ use serde_json::Value;
 
 mod support;
 
-use support::{json_lines, skipped_lines, temp, write, Run};
+use support::{error_lines, json_lines, skipped_lines, temp, write, Run, UNBOUNDED_FIXED};
 
-/// A retry loop with no attempt limit and a constant one-second sleep: RA001 (error) and RA002
-/// (warning). The loop starts at 6:5; the sleep call spans 9:23 to 9:78.
-const UNBOUNDED_FIXED: &str = "\
-fn op() -> Result<u32, ()> {
-    Err(())
-}
-
-fn fetch() -> u32 {
-    loop {
-        match op() {
-            Ok(v) => return v,
-            Err(_) => std::thread::sleep(std::time::Duration::from_secs(1)),
-        }
-    }
-}
-";
 const SLEEP_LINE: usize = 9;
 const SLEEP_CALL: &str = "std::thread::sleep(std::time::Duration::from_secs(1))";
 
@@ -442,11 +426,7 @@ fn a_missing_path_is_reported_and_the_other_paths_are_checked() {
     let findings = json_lines(&json.stdout);
     assert_eq!(only_finding(&findings, "RA001")["path"], "retry.rs");
     assert_eq!(only_finding(&findings, "RA002")["path"], "retry.rs");
-    let errors: Vec<&str> = json
-        .stderr
-        .lines()
-        .filter(|l| l.starts_with("error: "))
-        .collect();
+    let errors = error_lines(&json.stderr);
     assert_eq!(
         errors,
         ["error: cannot check does-not-exist: no such file or directory"],
@@ -503,11 +483,7 @@ fn fifos_sockets_devices_and_dangling_links_are_reported_without_being_read() {
     assert_eq!(run.code, Some(2), "{}", run.stderr);
     let findings = json_lines(&run.stdout);
     assert_eq!(only_finding(&findings, "RA001")["path"], "retry.rs");
-    let errors: Vec<&str> = run
-        .stderr
-        .lines()
-        .filter(|l| l.starts_with("error: "))
-        .collect();
+    let errors = error_lines(&run.stderr);
     assert_eq!(
         errors,
         [
@@ -980,4 +956,29 @@ fn stats_counts_files_by_outcome_and_times_every_phase_without_changing_the_repo
             .unwrap_or_else(|| panic!("a time in seconds: {line}"));
         assert!((0.0..60.0).contains(&seconds), "{line}");
     }
+}
+
+#[test]
+fn a_packages_tests_and_benches_are_test_code_but_a_directory_named_tests_elsewhere_is_not() {
+    let dir = temp();
+    let manifest = "[package]\nname = \"pkg\"\nversion = \"0.1.0\"\nedition = \"2021\"\n";
+    write(dir.path(), "pkg/Cargo.toml", manifest);
+    write(dir.path(), "pkg/tests/it.rs", UNBOUNDED_FIXED);
+    write(dir.path(), "pkg/benches/bench.rs", UNBOUNDED_FIXED);
+    write(dir.path(), "pkg/examples/demo.rs", UNBOUNDED_FIXED);
+    // No `Cargo.toml` above this `tests`: a project that happens to live in such a folder.
+    write(dir.path(), "tests/proj/src/lib.rs", UNBOUNDED_FIXED);
+    let run = run(dir.path(), &["--format", "json", "."]);
+    let mut paths: Vec<String> = json_lines(&run.stdout)
+        .iter()
+        .map(|f| f["path"].as_str().expect("a path").to_owned())
+        .collect();
+    paths.sort();
+    paths.dedup();
+    assert_eq!(
+        paths,
+        ["./pkg/examples/demo.rs", "./tests/proj/src/lib.rs"],
+        "{}",
+        run.stderr
+    );
 }

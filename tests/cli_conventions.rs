@@ -8,24 +8,7 @@ use std::process::{Command, Stdio};
 
 mod support;
 
-use support::{json_lines, skipped_lines, temp, write, Run, KEY_IN_LOOP};
-
-/// A retry loop with no attempt limit and a constant one-second sleep: RA001 (error) and RA002
-/// (warning).
-const UNBOUNDED_FIXED: &str = "\
-fn op() -> Result<u32, ()> {
-    Err(())
-}
-
-fn fetch() -> u32 {
-    loop {
-        match op() {
-            Ok(v) => return v,
-            Err(_) => std::thread::sleep(std::time::Duration::from_secs(1)),
-        }
-    }
-}
-";
+use support::{json_lines, skipped_lines, temp, write, Run, KEY_IN_LOOP, UNBOUNDED_FIXED};
 
 /// A bounded retry with a constant sleep: RA002 only.
 const BOUNDED_FIXED: &str = "\

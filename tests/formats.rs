@@ -21,7 +21,7 @@ use tempfile::TempDir;
 
 mod support;
 
-use support::{write, Run, KEY_IN_LOOP};
+use support::{write, Run, KEY_IN_LOOP, UNBOUNDED_FIXED};
 
 fn run(dir: &Path, args: &[&str]) -> Run {
     let output = Command::new(env!("CARGO_BIN_EXE_retry-audit"))
@@ -51,22 +51,6 @@ fn json_findings(dir: &Path, paths: &[&str]) -> Vec<Value> {
         .map(|line| serde_json::from_str(line).expect("a JSON line"))
         .collect()
 }
-
-/// A retry loop with no limit and a constant sleep: RA001 (error) and RA002 (warning).
-const UNBOUNDED_FIXED: &str = "\
-fn op() -> Result<u32, ()> {
-    Err(())
-}
-
-fn fetch() -> u32 {
-    loop {
-        match op() {
-            Ok(v) => return v,
-            Err(_) => std::thread::sleep(std::time::Duration::from_secs(1)),
-        }
-    }
-}
-";
 
 /// Code without retries: nothing to report, whatever the rules.
 const CLEAN: &str = "fn main() {\n    println!(\"hello\");\n}\n";

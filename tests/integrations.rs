@@ -13,23 +13,7 @@ use yaml_rust2::{Yaml, YamlLoader};
 
 mod support;
 
-use support::{temp, write, Run};
-
-/// A retry loop with no attempt limit and a fixed sleep: RA001 (error) and RA002 (warning).
-const UNBOUNDED_FIXED: &str = "\
-fn op() -> Result<u32, ()> {
-    Err(())
-}
-
-fn fetch() -> u32 {
-    loop {
-        match op() {
-            Ok(v) => return v,
-            Err(_) => std::thread::sleep(std::time::Duration::from_secs(1)),
-        }
-    }
-}
-";
+use support::{temp, write, Run, UNBOUNDED_FIXED};
 
 /// The single YAML document of a file at the top of the repository.
 fn load(name: &str) -> Yaml {

@@ -2668,47 +2668,40 @@ struct SleepFinder<'a, 'c> {
 /// a failure): the nested loop's waits are its own site's, but a way round the outer loop that
 /// runs it has waited too.
 fn inner_loop_waits(body: &Block, scope: &FileScope<'_>) -> bool {
-    struct Inner<'s, 'a> {
-        scope: &'s FileScope<'a>,
-        depth: usize,
-        found: bool,
+    /// The loops nested in a body (not inside closures or async blocks).
+    struct Nested<'v> {
+        loops: Vec<&'v Block>,
     }
-    impl<'v> Visit<'v> for Inner<'_, '_> {
+    impl<'v> Visit<'v> for Nested<'v> {
         fn visit_expr(&mut self, e: &'v Expr) {
             let _guard = crate::budget::enter();
-            if self.found {
-                return;
-            }
             match e {
-                Expr::Closure(_) | Expr::Async(_) => {}
-                Expr::Loop(_) | Expr::While(_) | Expr::ForLoop(_) => {
-                    self.depth += 1;
-                    syn::visit::visit_expr(self, e);
-                    self.depth -= 1;
-                }
-                Expr::Call(c) if self.depth > 0 => {
-                    self.found |= names::callee_path(&c.func)
-                        .is_some_and(|p| self.scope.is_sleep(&self.scope.resolve(p)));
-                    syn::visit::visit_expr(self, e);
-                }
-                Expr::MethodCall(m) if self.depth > 0 => {
-                    self.found |=
-                        self.scope.is_sleep_method(&m.method.to_string()) && m.args.len() == 1;
-                    syn::visit::visit_expr(self, e);
-                }
-                _ => syn::visit::visit_expr(self, e),
+                Expr::Closure(_) | Expr::Async(_) => return,
+                Expr::Loop(l) => self.loops.push(&l.body),
+                Expr::While(w) => self.loops.push(&w.body),
+                Expr::ForLoop(f) => self.loops.push(&f.body),
+                _ => {}
             }
+            syn::visit::visit_expr(self, e);
         }
 
         fn visit_item(&mut self, _: &'v syn::Item) {}
     }
-    let mut v = Inner {
-        scope,
-        depth: 0,
-        found: false,
-    };
-    v.visit_block(body);
-    v.found
+    let mut nested = Nested { loops: Vec::new() };
+    nested.visit_block(body);
+    // Each nested loop's own waits, as its site would find them.
+    nested.loops.into_iter().any(|inner| {
+        let mut finder = SleepFinder {
+            scope,
+            sleeps: Vec::new(),
+            unknown_waits: Vec::new(),
+            helper_calls: Vec::new(),
+            timed: Vec::new(),
+            enter_async: false,
+        };
+        finder.visit_block(inner);
+        !finder.sleeps.is_empty() || !finder.unknown_waits.is_empty()
+    })
 }
 
 /// A call named for waiting up to a given time: `recv_timeout`, `next_timeout`, `timeout`.

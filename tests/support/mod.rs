@@ -49,6 +49,14 @@ pub fn json_lines(stdout: &str) -> Vec<Value> {
         .collect()
 }
 
+/// The lines of standard error that report an error (`error: cannot check ..`).
+pub fn error_lines(stderr: &str) -> Vec<&str> {
+    stderr
+        .lines()
+        .filter(|line| line.starts_with("error: "))
+        .collect()
+}
+
 /// The lines of standard error that report skipped files.
 pub fn skipped_lines(stderr: &str) -> Vec<&str> {
     stderr
@@ -56,6 +64,23 @@ pub fn skipped_lines(stderr: &str) -> Vec<&str> {
         .filter(|line| line.starts_with("warning: skipped "))
         .collect()
 }
+
+/// A retry loop with no attempt limit and a constant one-second sleep: RA001 (error) and RA002
+/// (warning). The loop starts at 6:5; the sleep call spans 9:23 to 9:78.
+pub const UNBOUNDED_FIXED: &str = "\
+fn op() -> Result<u32, ()> {
+    Err(())
+}
+
+fn fetch() -> u32 {
+    loop {
+        match op() {
+            Ok(v) => return v,
+            Err(_) => std::thread::sleep(std::time::Duration::from_secs(1)),
+        }
+    }
+}
+";
 
 /// A retry loop whose idempotency key is made per attempt, in a plain `let`: RA005 with a fix
 /// (the key moves above the loop), and nothing else to report.
