@@ -202,7 +202,7 @@ struct RawConfig {
     #[serde(default)]
     per_path: Vec<RawPerPath>,
     #[serde(default)]
-    extend: RawExtend,
+    extend: crate::model::known::RawExtensions,
 }
 
 #[derive(Debug, Deserialize)]
@@ -210,19 +210,6 @@ struct RawConfig {
 struct RawPerPath {
     paths: Spanned<Vec<Spanned<String>>>,
     rules: BTreeMap<Spanned<String>, Spanned<String>>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-struct RawExtend {
-    #[serde(default)]
-    sleep_fns: Vec<Spanned<String>>,
-    #[serde(default)]
-    random_sources: Vec<Spanned<String>>,
-    #[serde(default)]
-    key_constructors: Vec<Spanned<String>>,
-    #[serde(default)]
-    status_accessors: Vec<Spanned<String>>,
 }
 
 /// The parts of a `Cargo.toml` that matter here; everything else is ignored.
@@ -320,25 +307,6 @@ impl Checker<'_> {
             .map_err(|(i, message)| self.error(patterns.get(i).map(Spanned::span), message))
     }
 
-    fn paths(&self, entries: &[Spanned<String>]) -> Result<Vec<String>, ConfigError> {
-        entries
-            .iter()
-            .map(|entry| {
-                if is_rust_path(entry.get_ref()) {
-                    Ok(entry.get_ref().clone())
-                } else {
-                    Err(self.error(
-                        Some(entry.span()),
-                        format!(
-                            "`{}` is not a Rust path such as `crate::time::pause` or `pause`",
-                            entry.get_ref()
-                        ),
-                    ))
-                }
-            })
-            .collect()
-    }
-
     fn check(&self, raw: &RawConfig, root: PathBuf) -> Result<Config, ConfigError> {
         let mut per_path = Vec::new();
         for entry in &raw.per_path {
@@ -356,12 +324,11 @@ impl Checker<'_> {
             rules: self.levels(&raw.rules)?,
             exclude: self.globs(&raw.exclude)?,
             per_path,
-            extensions: Extensions {
-                sleep_fns: self.paths(&raw.extend.sleep_fns)?,
-                random_sources: self.paths(&raw.extend.random_sources)?,
-                key_constructors: self.paths(&raw.extend.key_constructors)?,
-                status_accessors: self.paths(&raw.extend.status_accessors)?,
-            },
+            // The same code reads the built-in models (`models/*.toml`).
+            extensions: raw
+                .extend
+                .check()
+                .map_err(|(span, message)| self.error(Some(span), message))?,
         })
     }
 }
@@ -383,18 +350,6 @@ fn valid_rules() -> String {
         .map(|r| format!("{} ({})", r.id(), r.name()))
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-/// `crate::time::pause`, `pause`, `::tokio::time::sleep`: identifiers joined by `::`.
-fn is_rust_path(text: &str) -> bool {
-    let body = text.strip_prefix("::").unwrap_or(text);
-    !body.is_empty()
-        && body.split("::").all(|segment| {
-            let mut chars = segment.chars();
-            chars.next().is_some_and(|c| c.is_alphabetic() || c == '_')
-                && chars.all(|c| c.is_alphanumeric() || c == '_')
-                && segment != "_"
-        })
 }
 
 /// The 1-based line and column (in characters) of a byte offset of `text`.
@@ -801,30 +756,5 @@ mod tests {
             Path::new("b")
         );
         assert_eq!(normalize(Path::new("/a/./b/../c")), Path::new("/a/c"));
-    }
-
-    #[test]
-    fn rust_paths_are_told_from_other_text() {
-        for ok in [
-            "pause",
-            "crate::time::pause",
-            "::tokio::time::sleep",
-            "_private",
-        ] {
-            assert!(is_rust_path(ok), "{ok}");
-        }
-        for bad in [
-            "",
-            "::",
-            "a::",
-            "a b",
-            "crate::time::",
-            "1st",
-            "_",
-            "a.b",
-            "a::::b",
-        ] {
-            assert!(!is_rust_path(bad), "{bad:?}");
-        }
     }
 }

@@ -110,7 +110,7 @@ impl<'a> Scanner<'a, '_> {
                     }
                     Expr::MethodCall(m) => {
                         let n = m.method.to_string();
-                        if names::is_random_key_method(&n) && receiver_is_rng(&m.receiver) {
+                        if self.s.file.is_random_key_method(&n) && receiver_is_rng(&m.receiver) {
                             self.found = Some(Fresh {
                                 span: self.s.index.of(e),
                                 name: "a random string".to_owned(),
@@ -119,9 +119,8 @@ impl<'a> Scanner<'a, '_> {
                         }
                     }
                     Expr::Macro(m) => {
-                        if let Some(name) = names::last(&m.mac.path)
-                            .and_then(|n| names::key_constructor_macro(&n))
-                            .map(str::to_owned)
+                        if let Some(name) =
+                            names::last(&m.mac.path).and_then(|n| self.s.file.key_macro(&n))
                         {
                             self.found = Some(Fresh {
                                 span: self.s.index.of(e),

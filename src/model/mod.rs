@@ -7,6 +7,7 @@ mod bound;
 mod estimate;
 mod flow;
 mod keys;
+pub mod known;
 mod names;
 mod policies;
 mod policy_values;
@@ -25,22 +26,78 @@ pub use span::LineIndex;
 
 use crate::diagnostic::Span;
 
-/// Names a team teaches the analysis (from `retry-audit.toml`): its own wrappers around sleeps,
+/// Names a team teaches the analysis (`[extend]` in `retry-audit.toml`), and the built-in
+/// models (`models/*.toml`, [`known`]) read by the same code: its own wrappers around sleeps,
 /// randomness, key constructors and status accessors. Entries are paths (`crate::time::pause`,
 /// `pause`); a call matches when its resolved path ends with the entry's segments.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Extensions {
     /// Functions or methods that wait for the duration given as their first argument.
     pub sleep_fns: Vec<String>,
+    /// Methods that wait for the duration given as their first argument.
+    pub sleep_methods: Vec<String>,
+    /// Waits that block the thread.
+    pub blocking_sleeps: Vec<String>,
+    /// Awaited methods that resolve only after a wait of the callee's choosing.
+    pub wait_handlers: Vec<String>,
+    /// Crates whose every path is random.
+    pub random_crates: Vec<String>,
     /// Functions or methods whose result is random.
     pub random_sources: Vec<String>,
+    /// Methods of a random generator whose result is usable as a key.
+    pub random_key_methods: Vec<String>,
     /// Functions that make a fresh unique id (a key when sent as one).
     pub key_constructors: Vec<String>,
+    /// Macros that make a fresh unique id.
+    pub key_macros: Vec<String>,
     /// Methods or fields that hold an HTTP status (`resp.http_status()`).
     pub status_accessors: Vec<String>,
+    /// Crates whose growing backoff strategies are jittered by default.
+    pub jittered_crates: Vec<String>,
+    /// Methods that ask a backoff strategy object for its next wait.
+    pub next_wait_methods: Vec<String>,
 }
 
 impl Extensions {
+    /// One of the lists.
+    #[must_use]
+    pub fn list(&self, list: known::List) -> &[String] {
+        use known::List as L;
+        match list {
+            L::SleepFns => &self.sleep_fns,
+            L::SleepMethods => &self.sleep_methods,
+            L::BlockingSleeps => &self.blocking_sleeps,
+            L::WaitHandlers => &self.wait_handlers,
+            L::RandomCrates => &self.random_crates,
+            L::RandomSources => &self.random_sources,
+            L::RandomKeyMethods => &self.random_key_methods,
+            L::KeyConstructors => &self.key_constructors,
+            L::KeyMacros => &self.key_macros,
+            L::StatusAccessors => &self.status_accessors,
+            L::JitteredCrates => &self.jittered_crates,
+            L::NextWaitMethods => &self.next_wait_methods,
+        }
+    }
+
+    /// One of the lists, to fill.
+    pub fn list_mut(&mut self, list: known::List) -> &mut Vec<String> {
+        use known::List as L;
+        match list {
+            L::SleepFns => &mut self.sleep_fns,
+            L::SleepMethods => &mut self.sleep_methods,
+            L::BlockingSleeps => &mut self.blocking_sleeps,
+            L::WaitHandlers => &mut self.wait_handlers,
+            L::RandomCrates => &mut self.random_crates,
+            L::RandomSources => &mut self.random_sources,
+            L::RandomKeyMethods => &mut self.random_key_methods,
+            L::KeyConstructors => &mut self.key_constructors,
+            L::KeyMacros => &mut self.key_macros,
+            L::StatusAccessors => &mut self.status_accessors,
+            L::JitteredCrates => &mut self.jittered_crates,
+            L::NextWaitMethods => &mut self.next_wait_methods,
+        }
+    }
+
     /// Whether `full` (a resolved call path) ends with one of `entries`.
     #[must_use]
     pub fn matches(entries: &[String], full: &[String]) -> bool {

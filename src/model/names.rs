@@ -3,6 +3,8 @@
 
 use syn::{Expr, ExprPath, Path};
 
+use super::known::{self, List};
+
 /// A syntax node written out as text (tokens separated by spaces, as `quote` prints them), for
 /// the analyses that read code by its words. Writing it costs its length, which is spent from
 /// the file's work budget (see [`crate::budget::spend`]): text made again for every node of a
@@ -34,27 +36,15 @@ pub fn callee_path(func: &Expr) -> Option<&Path> {
     }
 }
 
-/// Functions that wait for a duration given as their argument (by resolved path, last segments).
+/// Functions that wait for a duration given as their argument (by resolved path, last segments):
+/// `sleep-fns` of the models.
 pub fn is_sleep_path(full: &[String]) -> bool {
-    let Some(last) = full.last() else {
-        return false;
-    };
-    match last.as_str() {
-        "sleep" | "delay_for" | "sleep_ms" | "park_timeout" | "sleep_until" | "delay_until" => true,
-        // futures_timer::Delay::new(d), async_io::Timer::after(d), smol::Timer::after(d)
-        "new" | "after" => {
-            full.len() >= 2 && matches!(full[full.len() - 2].as_str(), "Delay" | "Timer")
-        }
-        _ => false,
-    }
+    known::builtin().path(List::SleepFns, full).is_some()
 }
 
-/// Methods named like a sleep: `runtime.sleep(d)`, `sleeper.sleep(d)`.
+/// Methods named like a sleep (`runtime.sleep(d)`): `sleep-methods` of the models.
 pub fn is_sleep_method(name: &str) -> bool {
-    matches!(
-        name,
-        "sleep" | "delay_for" | "delay" | "sleep_for" | "wait_for"
-    )
+    known::builtin().name(List::SleepMethods, name)
 }
 
 /// Functions of other files named for waiting (`sleep_for(secs)`, `exponential_backoff(..)`,
@@ -76,49 +66,16 @@ pub fn is_random_name(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
     n.contains("rand")
         || n.contains("jitter")
-        || n == "rng"
         || n.ends_with("_rng")
         || n.starts_with("rng_")
-        || matches!(
-            n.as_str(),
-            "gen"
-                | "gen_range"
-                | "random_range"
-                | "sample"
-                | "sample_iter"
-                | "gen_bool"
-                | "random_bool"
-                | "fastrand"
-                | "getrandom"
-                | "nanorand"
-                | "wyrand"
-                | "osrng"
-                | "smallrng"
-                | "stdrng"
-                | "chacharng"
-                | "uniform"
-                | "shuffle"
-                | "choose"
-                | "fill_bytes"
-                | "next_u32"
-                | "next_u64"
-        )
+        || known::builtin().name_any_case(List::RandomSources, name)
 }
 
-/// The receivers/roots of random numbers: a path starting with one of these is random.
+/// The receivers/roots of random numbers: a path segment naming a crate of randomness (rand,
+/// fastrand, getrandom, oorandom, rand_chacha, turborand, ...: all named for it) is random. A
+/// team's other crates are `random-crates` in `[extend]`.
 pub fn is_random_root(seg: &str) -> bool {
-    matches!(
-        seg,
-        "rand"
-            | "fastrand"
-            | "getrandom"
-            | "nanorand"
-            | "oorandom"
-            | "rand_core"
-            | "rand_chacha"
-            | "turborand"
-            | "tinyrand"
-    )
+    seg.to_ascii_lowercase().contains("rand")
 }
 
 /// Names under which code usually holds a delay learnt from the server.
@@ -408,62 +365,24 @@ pub fn is_io_operation(name: &str) -> bool {
     )
 }
 
-/// Key constructors: (path tail, display name). A path matches when it ends with the tail.
-const KEY_CONSTRUCTORS: &[(&[&str], &str)] = &[
-    (&["Uuid", "new_v4"], "Uuid::new_v4()"),
-    (&["Uuid", "now_v7"], "Uuid::now_v7()"),
-    (&["Uuid", "new_v7"], "Uuid::new_v7()"),
-    (&["Uuid", "now_v6"], "Uuid::now_v6()"),
-    (&["Uuid", "now_v1"], "Uuid::now_v1()"),
-    (&["Uuid", "new_v1"], "Uuid::new_v1()"),
-    (&["Ulid", "new"], "Ulid::new()"),
-    (&["Ulid", "generate"], "Ulid::generate()"),
-    (
-        &["ulid", "Generator", "generate"],
-        "ulid::Generator::generate()",
-    ),
-    (&["cuid2", "create_id"], "cuid2::create_id()"),
-    (&["cuid", "cuid2"], "cuid::cuid2()"),
-    (&["cuid", "cuid"], "cuid::cuid()"),
-    (&["SystemTime", "now"], "SystemTime::now()"),
-    (&["Utc", "now"], "Utc::now()"),
-    (&["Local", "now"], "Local::now()"),
-    (&["OffsetDateTime", "now_utc"], "OffsetDateTime::now_utc()"),
-    (&["Timestamp", "now"], "Timestamp::now()"),
-    (&["Zoned", "now"], "Zoned::now()"),
-    (&["rand", "random"], "rand::random()"),
-    (&["fastrand", "u64"], "fastrand::u64()"),
-    (&["fastrand", "u128"], "fastrand::u128()"),
-    (&["fastrand", "alphanumeric"], "fastrand::alphanumeric()"),
-];
-
-/// The display name of a key constructor, when `full` (a resolved call path) is one.
-pub fn key_constructor(full: &[String]) -> Option<&'static str> {
-    KEY_CONSTRUCTORS.iter().find_map(|(tail, name)| {
-        (full.len() >= tail.len()
-            && full[full.len() - tail.len()..]
-                .iter()
-                .zip(tail.iter())
-                .all(|(a, b)| a == b))
-        .then_some(*name)
-    })
+/// The display name of a key constructor (`key-constructors` of the models), when `full` (a
+/// resolved call path) is one.
+pub fn key_constructor(full: &[String]) -> Option<String> {
+    known::builtin()
+        .path(List::KeyConstructors, full)
+        .map(|entry| format!("{entry}()"))
 }
 
-/// Macros that make a fresh unique id.
-pub fn key_constructor_macro(name: &str) -> Option<&'static str> {
-    match name {
-        "nanoid" => Some("nanoid!()"),
-        // `uuid!("...")` is a literal, not a fresh key.
-        _ => None,
-    }
+/// Macros that make a fresh unique id (`key-macros`; `uuid!("...")` is a literal, not one).
+pub fn key_constructor_macro(name: &str) -> Option<String> {
+    known::builtin()
+        .name(List::KeyMacros, name)
+        .then(|| format!("{name}!()"))
 }
 
 /// Methods on a random generator that produce a random string or number usable as a key.
 pub fn is_random_key_method(name: &str) -> bool {
-    matches!(
-        name,
-        "sample_string" | "sample_iter" | "gen" | "random" | "next_u64" | "next_u32"
-    )
+    known::builtin().name(List::RandomKeyMethods, name)
 }
 
 /// Whether a name says it holds an idempotency key beyond doubt (variables, headers). A
@@ -604,9 +523,6 @@ pub struct StrategyType {
     pub jittered: bool,
 }
 
-/// Crates whose growing strategies are jittered by default.
-const JITTERED_BY_DEFAULT: &[&str] = &["backoff", "exponential_backoff", "retry_policies"];
-
 /// The strategy type a resolved constructor path builds, if it names one of an external crate:
 /// the path must be resolved to a crate (a type of this crate, or one whose origin is not known,
 /// stays unknown), the type named for a strategy (`ExponentialBackoff`, `FixedInterval`,
@@ -632,21 +548,14 @@ pub fn strategy_type(full: &[String]) -> Option<StrategyType> {
     }
     Some(StrategyType {
         growing,
-        jittered: decorrelated || (growing && JITTERED_BY_DEFAULT.contains(&full[0].as_str())),
+        jittered: decorrelated
+            || (growing && known::builtin().name(List::JitteredCrates, &full[0])),
     })
 }
 
-/// Asks a backoff strategy object for its next wait (`backoff.wait()`, `.next_backoff()`).
+/// Asks a backoff strategy object for its next wait (`backoff.wait()`, `.next_backoff()`):
+/// `next-wait-methods` of the models.
 #[must_use]
 pub fn is_next_wait_method(name: &str) -> bool {
-    matches!(
-        name,
-        "wait"
-            | "next_backoff"
-            | "next_delay"
-            | "next_wait"
-            | "next_interval"
-            | "next_duration"
-            | "next"
-    )
+    known::builtin().name(List::NextWaitMethods, name)
 }

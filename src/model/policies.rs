@@ -761,7 +761,7 @@ impl<'a> Visit<'a> for Finder<'a, '_> {
             // `sleep(strategy.next_delay())` in a loop of this file: the strategy is a value of
             // that loop (the loop is the site), not a policy run by a crate.
             Expr::MethodCall(m)
-                if names::is_next_wait_method(&m.method.to_string())
+                if self.scope.is_next_wait_method(&m.method.to_string())
                     && m.method != "next"
                     && root_variable(e).is_some_and(|v| self.locals.lets.contains_key(&v)) =>
             {

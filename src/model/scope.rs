@@ -7,7 +7,8 @@ use std::collections::HashMap;
 use syn::visit::Visit;
 use syn::{Block, Expr, ImplItemFn, ItemConst, ItemFn, ItemStatic, ItemUse, Signature, UseTree};
 
-use super::names;
+use super::known::{self, List};
+use super::{names, Extensions};
 
 /// A function body of this file.
 #[derive(Clone, Copy)]
@@ -111,42 +112,98 @@ impl<'a> FileScope<'a> {
     /// Whether a resolved call path waits (a known timer, or a team's sleep wrapper).
     #[must_use]
     pub fn is_sleep(&self, full: &[String]) -> bool {
-        names::is_sleep_path(full) || super::Extensions::matches(&self.ext.sleep_fns, full)
+        names::is_sleep_path(full) || Extensions::matches(&self.ext.sleep_fns, full)
     }
 
     /// Whether a method name waits (`runtime.sleep(d)`, a team's wrapper).
     #[must_use]
     pub fn is_sleep_method(&self, name: &str) -> bool {
-        names::is_sleep_method(name) || super::Extensions::names(&self.ext.sleep_fns, name)
+        names::is_sleep_method(name)
+            || Extensions::names(&self.ext.sleep_fns, name)
+            || Extensions::names(&self.ext.sleep_methods, name)
+    }
+
+    /// Whether a resolved path blocks the thread while it waits (`std::thread::sleep`).
+    #[must_use]
+    pub fn is_blocking_sleep(&self, full: &[String]) -> bool {
+        known::builtin().path(List::BlockingSleeps, full).is_some()
+            || Extensions::matches(&self.ext.blocking_sleeps, full)
+    }
+
+    /// Whether an awaited method resolves only after a wait of its own (`trx.on_error(e)`).
+    #[must_use]
+    pub fn is_wait_handler(&self, name: &str) -> bool {
+        known::builtin().name(List::WaitHandlers, name)
+            || Extensions::names(&self.ext.wait_handlers, name)
     }
 
     /// Whether a function or method name produces randomness.
     #[must_use]
     pub fn is_random(&self, name: &str) -> bool {
-        names::is_random_name(name) || super::Extensions::names(&self.ext.random_sources, name)
+        names::is_random_name(name)
+            || Extensions::names(&self.ext.random_sources, name)
+            || self.ext.random_crates.iter().any(|c| c == name)
+    }
+
+    /// Whether a path segment is a crate whose every path is random (`rand`, a team's own).
+    #[must_use]
+    pub fn is_random_crate(&self, segment: &str) -> bool {
+        names::is_random_root(segment) || self.ext.random_crates.iter().any(|c| c == segment)
     }
 
     /// Whether a resolved path produces randomness (`rand::..`, a team's source).
     #[must_use]
     pub fn is_random_path(&self, full: &[String]) -> bool {
-        full.iter().any(|s| names::is_random_root(s))
-            || super::Extensions::matches(&self.ext.random_sources, full)
+        full.iter().any(|s| self.is_random_crate(s))
+            || Extensions::matches(&self.ext.random_sources, full)
+    }
+
+    /// Whether a method of a random generator gives a value usable as a key.
+    #[must_use]
+    pub fn is_random_key_method(&self, name: &str) -> bool {
+        names::is_random_key_method(name) || Extensions::names(&self.ext.random_key_methods, name)
     }
 
     /// The display name of a key constructor, when `full` (a resolved call path) is one.
     #[must_use]
     pub fn key_constructor(&self, full: &[String]) -> Option<String> {
         if let Some(n) = names::key_constructor(full) {
-            return Some(n.to_owned());
+            return Some(n);
         }
-        super::Extensions::matches(&self.ext.key_constructors, full)
+        Extensions::matches(&self.ext.key_constructors, full)
             .then(|| format!("{}()", full.join("::")))
+    }
+
+    /// The display name of a macro that makes a fresh unique id (`nanoid!()`).
+    #[must_use]
+    pub fn key_macro(&self, name: &str) -> Option<String> {
+        names::key_constructor_macro(name)
+            .or_else(|| Extensions::names(&self.ext.key_macros, name).then(|| format!("{name}!()")))
+    }
+
+    /// Whether a method asks a backoff strategy object for its next wait.
+    #[must_use]
+    pub fn is_next_wait_method(&self, name: &str) -> bool {
+        names::is_next_wait_method(name) || Extensions::names(&self.ext.next_wait_methods, name)
+    }
+
+    /// The strategy type a resolved constructor path builds, if it names one of an external
+    /// crate (see [`names::strategy_type`]); a team's `jittered-crates` jitter by default too.
+    #[must_use]
+    pub fn strategy_type(&self, full: &[String]) -> Option<names::StrategyType> {
+        let mut st = names::strategy_type(full)?;
+        if st.growing && !st.jittered {
+            st.jittered = full
+                .first()
+                .is_some_and(|c| self.ext.jittered_crates.iter().any(|j| j == c));
+        }
+        Some(st)
     }
 
     /// Whether a method or field name is a team's status accessor.
     #[must_use]
     pub fn is_status_accessor(&self, name: &str) -> bool {
-        super::Extensions::names(&self.ext.status_accessors, name)
+        Extensions::names(&self.ext.status_accessors, name)
     }
 
     /// The one function with this name, if exactly one exists with a body: in this file, or,

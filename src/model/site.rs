@@ -2709,14 +2709,6 @@ fn is_timed_name(name: &str) -> bool {
     name.to_ascii_lowercase().contains("timeout")
 }
 
-/// `std::thread::sleep` and its aliases.
-fn is_blocking_path(full: &[String]) -> bool {
-    let n = full.len();
-    n >= 2
-        && full[n - 2] == "thread"
-        && matches!(full[n - 1].as_str(), "sleep" | "sleep_ms" | "park_timeout")
-}
-
 impl<'a> Visit<'a> for SleepFinder<'a, '_> {
     fn visit_expr(&mut self, e: &'a Expr) {
         let _guard = crate::budget::enter();
@@ -2724,7 +2716,10 @@ impl<'a> Visit<'a> for SleepFinder<'a, '_> {
             // `trx.on_error(err).await`: FoundationDB's (and its kin's) error handler resolves
             // only after the client's own randomised backoff: a wait whose length is the
             // client's.
-            Expr::Await(a) if matches!(&*a.base, Expr::MethodCall(m) if m.method == "on_error") => {
+            Expr::Await(a)
+                if matches!(&*a.base, Expr::MethodCall(m)
+                    if self.scope.is_wait_handler(&m.method.to_string())) =>
+            {
                 self.unknown_waits.push(e);
                 syn::visit::visit_expr(self, e);
             }
@@ -2742,7 +2737,7 @@ impl<'a> Visit<'a> for SleepFinder<'a, '_> {
                     let full = self.scope.resolve(p);
                     if self.scope.is_sleep(&full) {
                         self.sleeps
-                            .push((e, c.args.first(), is_blocking_path(&full)));
+                            .push((e, c.args.first(), self.scope.is_blocking_sleep(&full)));
                     } else if full.last().is_some_and(|l| {
                         names::is_wait_like_name(l) && self.scope.function(l).is_none()
                     }) && !c.args.is_empty()

@@ -536,12 +536,12 @@ fn is_growth_method(name: &str) -> bool {
 
 /// A method called on a backoff strategy object: a builder step keeps the object (a maximum
 /// caps it, a jitter step randomises it), asking for the next wait gives the wait.
-fn strategy_step(name: &str, recv: Taint, m: &syn::ExprMethodCall) -> Taint {
+fn strategy_step(file: &FileScope<'_>, name: &str, recv: Taint, m: &syn::ExprMethodCall) -> Taint {
     let zero_arg = m.args.first().is_some_and(|a| {
         matches!(a, Expr::Lit(l) if matches!(&l.lit, syn::Lit::Float(f) if f.base10_parse::<f64>().is_ok_and(|v| v == 0.0)))
     });
     match name {
-        n if names::is_next_wait_method(n) => Taint {
+        n if file.is_next_wait_method(n) => Taint {
             strategy: false,
             ..recv
         },
@@ -1033,7 +1033,7 @@ impl<'a> ValueCx<'a, '_> {
             };
         }
         if recv.strategy {
-            return strategy_step(&name, recv, m);
+            return strategy_step(self.file, &name, recv, m);
         }
         let both = recv.union(args);
         if self.file.is_random(&name) {
@@ -1107,7 +1107,7 @@ impl<'a> ValueCx<'a, '_> {
             };
         };
         let full = self.file.resolve(path);
-        if let Some(st) = names::strategy_type(&full) {
+        if let Some(st) = self.file.strategy_type(&full) {
             return Taint {
                 strategy: true,
                 growth: st.growing,
