@@ -459,7 +459,7 @@ fn touches(a: Range, b: Range) -> bool {
 /// What the configuration says about one document.
 enum DocConfig {
     /// Analyse it with these settings.
-    Use(Settings),
+    Use(Box<Settings>),
     /// The configuration's `exclude` covers it: no findings.
     Excluded,
     /// The configuration file is invalid (the message says where and why): the defaults apply.
@@ -473,11 +473,11 @@ enum DocConfig {
 /// save. A document that is not a file (`untitled:`) gets the defaults.
 fn document_config(uri: &Url) -> DocConfig {
     let Ok(path) = uri.to_file_path() else {
-        return DocConfig::Use(Settings::default());
+        return DocConfig::Use(Box::default());
     };
     match config::Configs::discover(&Settings::default()).for_path(&path) {
         Ok(run) if run.is_excluded(&path) => DocConfig::Excluded,
-        Ok(run) => DocConfig::Use(run.settings_for(&path).into_owned()),
+        Ok(run) => DocConfig::Use(Box::new(run.settings_for(&path).into_owned())),
         Err(e) => DocConfig::Invalid(e.to_string()),
     }
 }
@@ -485,7 +485,7 @@ fn document_config(uri: &Url) -> DocConfig {
 /// Analyses one document's text with the configuration that applies to it.
 fn analyse(uri: &Url, text: &str, encoding: Encoding) -> Analysis {
     let (settings, config_error) = match document_config(uri) {
-        DocConfig::Use(settings) => (settings, None),
+        DocConfig::Use(settings) => (*settings, None),
         DocConfig::Excluded => {
             return Analysis {
                 diagnostics: Vec::new(),

@@ -72,7 +72,7 @@ pub fn is_random_name(name: &str) -> bool {
 }
 
 /// The receivers/roots of random numbers: a path segment naming a crate of randomness (rand,
-/// fastrand, getrandom, oorandom, rand_chacha, turborand, ...: all named for it) is random. A
+/// fastrand, getrandom, oorandom, `rand_chacha`, turborand, ...: all named for it) is random. A
 /// team's other crates are `random-crates` in `[extend]`.
 pub fn is_random_root(seg: &str) -> bool {
     seg.to_ascii_lowercase().contains("rand")
