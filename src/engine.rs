@@ -106,8 +106,9 @@ pub fn check_source(src: &str, settings: &Settings) -> Result<Vec<Diagnostic>, F
 /// What the crate-wide nested-retry check (RA010 across files) needs from one file.
 #[derive(Clone, Debug, Default)]
 pub struct CrateFacts {
-    /// The file's functions that retry by themselves, and where.
-    pub retrying: Vec<(String, Position)>,
+    /// The file's functions that retry by themselves: name, the type or trait whose method
+    /// each is (`None`: a free function), and where.
+    pub retrying: Vec<(String, Option<String>, Position)>,
     /// The calls made per attempt by the file's retry sites to functions the file does not
     /// define (a name the file defines is taken to mean its own function, which the per-file
     /// check covers).
@@ -129,6 +130,8 @@ pub struct CrateFacts {
 #[derive(Clone, Debug)]
 pub struct SiteCall {
     pub callee: String,
+    /// How the call names it (which functions of that name it may reach).
+    pub via: model::Via,
     /// The call.
     pub call: crate::diagnostic::Span,
     /// The site's head (for the "retry loop here" label).
@@ -186,10 +189,13 @@ pub fn check_with_imports(
 /// functions.
 #[must_use]
 pub fn nested_across_files(files: &[(String, &CrateFacts, &Settings)]) -> Vec<(usize, Diagnostic)> {
-    let mut retrying: HashMap<&str, (usize, Position)> = HashMap::new();
+    let mut retrying: HashMap<&str, Vec<(usize, Option<&str>, Position)>> = HashMap::new();
     for (i, (_, facts, _)) in files.iter().enumerate() {
-        for (name, at) in &facts.retrying {
-            retrying.entry(name.as_str()).or_insert((i, *at));
+        for (name, owner, at) in &facts.retrying {
+            retrying
+                .entry(name.as_str())
+                .or_default()
+                .push((i, owner.as_deref(), *at));
         }
     }
     let mut out = Vec::new();
@@ -198,7 +204,10 @@ pub fn nested_across_files(files: &[(String, &CrateFacts, &Settings)]) -> Vec<(u
             continue;
         }
         for call in &facts.calls {
-            let Some((j, at)) = retrying.get(call.callee.as_str()) else {
+            let Some((j, _, at)) = retrying
+                .get(call.callee.as_str())
+                .and_then(|fns| fns.iter().find(|(_, owner, _)| call.via.reaches(*owner)))
+            else {
                 continue;
             };
             if *j == i {
@@ -334,7 +343,7 @@ fn check_within_budget(
         retrying: file_model
             .retrying_fns
             .iter()
-            .map(|(name, at)| (name.clone(), at.start_pos))
+            .map(|(name, owner, at)| (name.clone(), owner.clone(), at.start_pos))
             .collect(),
         calls: file_model
             .sites
@@ -343,10 +352,11 @@ fn check_within_budget(
             .flat_map(|s| {
                 s.calls
                     .iter()
-                    .filter(|(callee, _)| *callee != s.function && !defines(callee))
-                    .map(|(callee, call)| SiteCall {
-                        callee: callee.clone(),
-                        call: *call,
+                    .filter(|c| c.name != s.function && !defines(&c.name))
+                    .map(|c| SiteCall {
+                        callee: c.name.clone(),
+                        via: c.via.clone(),
+                        call: c.span,
                         head: s.head,
                         function: s.function.clone(),
                     })

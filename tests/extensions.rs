@@ -121,3 +121,52 @@ fn a_status_accessor_is_a_status_once_taught() {
     };
     assert_eq!(rules(STATUS_ACCESSOR, ext), ["RA004"]);
 }
+
+/// The keys of the built-in models work in `[extend]` too (one loader reads both).
+#[test]
+fn the_models_keys_are_taught_the_same_way() {
+    // A wait method of the team's own runtime.
+    let sleep_method = r"
+async fn sync(store: &Store, rt: &Runtime) -> Result<(), Error> {
+    for _ in 0..5 {
+        match store.sync().await {
+            Ok(()) => return Ok(()),
+            Err(e) => log::warn!('sync failed: {e}'),
+        }
+        rt.nap(Duration::from_secs(1)).await;
+    }
+    Err(Error::GaveUp)
+}
+";
+    let sleep_method = &sleep_method.replace('\'', "\"");
+    assert_eq!(rules(sleep_method, Extensions::default()), ["RA011"]);
+    let ext = Extensions {
+        sleep_methods: vec!["nap".to_owned()],
+        ..Extensions::default()
+    };
+    assert_eq!(rules(sleep_method, ext), ["RA002"]);
+
+    // An error handler that backs off before it resolves.
+    let handler = r"
+async fn read(db: &Db, key: &[u8]) -> Result<Vec<u8>, Error> {
+    let mut txn = db.begin()?;
+    let mut tries = 0;
+    loop {
+        match txn.get(key).await {
+            Ok(value) => return Ok(value),
+            Err(err) if tries < 10 => {
+                tries += 1;
+                txn = txn.settle(err).await?;
+            }
+            Err(err) => return Err(err),
+        }
+    }
+}
+";
+    assert_eq!(rules(handler, Extensions::default()), ["RA011"]);
+    let ext = Extensions {
+        wait_handlers: vec!["settle".to_owned()],
+        ..Extensions::default()
+    };
+    assert_eq!(rules(handler, ext), Vec::<&str>::new());
+}

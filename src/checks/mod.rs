@@ -23,7 +23,9 @@ pub(crate) struct Context<'s> {
     settings: &'s Settings,
     out: Vec<Diagnostic>,
     /// The file's functions that retry by themselves, and where (for nested retries).
-    retrying: Vec<(String, Option<Span>, Option<String>)>,
+    /// Functions that retry by themselves: name, owner type (`None`: a free function), where
+    /// they retry in this file, or where they are in another file.
+    retrying: Vec<(String, Option<String>, Option<Span>, Option<String>)>,
 }
 
 impl Context<'_> {
@@ -164,7 +166,7 @@ pub fn run(model: &FileModel, settings: &Settings) -> Vec<Diagnostic> {
         retrying: model
             .retrying_fns
             .iter()
-            .map(|(name, at)| (name.clone(), Some(*at), None))
+            .map(|(name, owner, at)| (name.clone(), owner.clone(), Some(*at), None))
             .collect(),
     };
     for site in &model.sites {

@@ -14,24 +14,34 @@ pub(super) fn check(site: &RetrySite, cx: &mut Context<'_>) {
     cx.retrying = retrying;
 }
 
-/// Reports the calls of `site` to functions of `retrying` (name, where it retries in this file,
-/// or where it is in another file, for the note).
+/// Reports the calls of `site` to functions of `retrying` (name, owner type, where it retries in
+/// this file, or where it is in another file, for the note) that the call reaches.
 pub(super) fn check_against(
     site: &RetrySite,
-    retrying: &[(String, Option<Span>, Option<String>)],
+    retrying: &[(String, Option<String>, Option<Span>, Option<String>)],
     cx: &mut Context<'_>,
 ) {
     if site.kind == SiteKind::Policy {
         return;
     }
-    for (callee, call) in &site.calls {
-        if *callee == site.function {
+    for call in &site.calls {
+        if call.name == site.function {
             continue;
         }
-        let Some((_, inner, elsewhere)) = retrying.iter().find(|(n, _, _)| n == callee) else {
+        let Some((_, _, inner, elsewhere)) = retrying
+            .iter()
+            .find(|(n, owner, _, _)| *n == call.name && call.via.reaches(owner.as_deref()))
+        else {
             continue;
         };
-        report_call(callee, *call, site.head, *inner, elsewhere.as_deref(), cx);
+        report_call(
+            &call.name,
+            call.span,
+            site.head,
+            *inner,
+            elsewhere.as_deref(),
+            cx,
+        );
     }
 }
 

@@ -135,8 +135,9 @@ pub fn name_key(name: &str) -> u64 {
 pub struct FileModel {
     pub sites: Vec<RetrySite>,
     /// Functions of this file that retry by themselves (a retry site inside, or
-    /// `#[retryable]`): their name and where they retry.
-    pub retrying_fns: Vec<(String, Span)>,
+    /// `#[retryable]`): their name, the type or trait whose method each is (`None` for a free
+    /// function) and where they retry.
+    pub retrying_fns: Vec<(String, Option<String>, Span)>,
     /// Every function and method name the file defines (sorted).
     pub defined_fns: Vec<String>,
     /// Every function, method, `const` and `static` name the file defines, as
@@ -145,6 +146,74 @@ pub struct FileModel {
     /// Functions and constants the analysis looked for and found neither in the file nor in
     /// the imported definitions: what other files of the crate may define (sorted).
     pub unresolved: Vec<String>,
+}
+
+/// A call of a function by name, made on each attempt of a retry site.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Call {
+    /// The function's name (the last segment).
+    pub name: String,
+    /// How the call names it.
+    pub via: Via,
+    /// The call.
+    pub span: Span,
+}
+
+/// How a call names its callee: what a function of the crate must be for the call to reach it.
+/// Names are resolved through `use`, `Self` and paths, never guessed from the last segment
+/// alone: `Vec::new()` never reaches a retrying `StoreClient::new`, `Duration::from_millis`
+/// never a type of the crate's `from_millis`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Via {
+    /// `self.name(..)`: a method.
+    SelfMethod,
+    /// `name(..)`, `crate::net::name(..)`, `net::name(..)`: a free function.
+    Free,
+    /// `Type::name(..)`, `Self::name(..)` (the enclosing impl's type): an associated function
+    /// or method of that type.
+    Type(String),
+}
+
+impl Via {
+    /// Whether a call named this way may reach a function of `owner` (the type or trait of a
+    /// method, `None` for a free function).
+    #[must_use]
+    pub fn reaches(&self, owner: Option<&str>) -> bool {
+        match self {
+            Via::SelfMethod => owner.is_some(),
+            Via::Free => owner.is_none(),
+            Via::Type(ty) => owner == Some(ty.as_str()),
+        }
+    }
+
+    /// `Self::name` read in a method of `owner`.
+    #[must_use]
+    pub fn in_impl_of(self, owner: Option<&str>) -> Via {
+        match (self, owner) {
+            (Via::Type(ty), Some(o)) if ty == "Self" => Via::Type(o.to_owned()),
+            (via, _) => via,
+        }
+    }
+
+    /// How a call of `full` (a path resolved through `use`; `owner` the enclosing impl's type)
+    /// names its callee: by the type before the name (`Duration::from_millis` reaches only a
+    /// `Duration` of the crate), or as a free function of a module.
+    #[must_use]
+    pub fn of_path(full: &[String], owner: Option<&str>) -> Via {
+        let n = full.len();
+        if n < 2 {
+            return Via::Free;
+        }
+        let qualifier = full[n - 2].as_str();
+        match qualifier {
+            // Without the enclosing type, `Self` stays (see [`Via::in_impl_of`]).
+            "Self" => Via::Type(owner.unwrap_or("Self").to_owned()),
+            "crate" | "self" | "super" => Via::Free,
+            // A module (`net::with_retries`).
+            q if q.chars().next().is_some_and(char::is_lowercase) => Via::Free,
+            q => Via::Type(q.to_owned()),
+        }
+    }
 }
 
 /// One place that runs an operation again after it failed.
@@ -172,8 +241,8 @@ pub struct RetrySite {
     pub writes: Vec<Span>,
     /// An idempotency key goes with the request (made inside or outside the loop).
     pub sends_key: bool,
-    /// Functions called by name on each attempt: `(name, call)`, for nested retries.
-    pub calls: Vec<(String, Span)>,
+    /// Functions called by name on each attempt, for nested retries.
+    pub calls: Vec<Call>,
     /// The function the site is in.
     pub function: String,
     /// For a crate's policy: how to fix it in that crate's terms.

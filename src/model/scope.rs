@@ -16,6 +16,20 @@ pub struct LocalFn<'a> {
     pub sig: &'a Signature,
     pub block: &'a Block,
     pub attrs: &'a [syn::Attribute],
+    /// The type of the `impl` (or the trait) whose method this is; `None` for a free function.
+    pub owner: Option<&'a syn::Ident>,
+}
+
+/// The name of the type an `impl` block is for (`Uploader` in `impl<S> Uploader<S>`).
+#[must_use]
+pub fn type_ident(ty: &syn::Type) -> Option<&syn::Ident> {
+    match ty {
+        syn::Type::Path(p) => p.path.segments.last().map(|s| &s.ident),
+        syn::Type::Reference(r) => type_ident(&r.elem),
+        syn::Type::Paren(p) => type_ident(&p.elem),
+        syn::Type::Group(g) => type_ident(&g.elem),
+        _ => None,
+    }
 }
 
 impl<'a> LocalFn<'a> {
@@ -51,6 +65,8 @@ pub struct FileScope<'a> {
     pub ext: super::Extensions,
     /// The values being followed now (see [`FileScope::follow`]), by address.
     following: RefCell<Vec<usize>>,
+    /// While visiting: the type of the `impl` (or the trait) being visited.
+    owner: Option<&'a syn::Ident>,
     /// Definitions of other files of the crate (see [`FileScope::import`]): consulted for a
     /// name this file does not define.
     imported: Imported<'a>,
@@ -409,8 +425,25 @@ impl<'a> Visit<'a> for FileScope<'a> {
                 sig: &node.sig,
                 block: &node.block,
                 attrs: &node.attrs,
+                owner: None,
             });
+        let owner = self.owner.take();
         syn::visit::visit_item_fn(self, node);
+        self.owner = owner;
+    }
+
+    fn visit_item_impl(&mut self, node: &'a syn::ItemImpl) {
+        let _guard = crate::budget::enter();
+        let owner = std::mem::replace(&mut self.owner, type_ident(&node.self_ty));
+        syn::visit::visit_item_impl(self, node);
+        self.owner = owner;
+    }
+
+    fn visit_item_trait(&mut self, node: &'a syn::ItemTrait) {
+        let _guard = crate::budget::enter();
+        let owner = self.owner.replace(&node.ident);
+        syn::visit::visit_item_trait(self, node);
+        self.owner = owner;
     }
 
     fn visit_impl_item_fn(&mut self, node: &'a ImplItemFn) {
@@ -422,6 +455,7 @@ impl<'a> Visit<'a> for FileScope<'a> {
                 sig: &node.sig,
                 block: &node.block,
                 attrs: &node.attrs,
+                owner: self.owner,
             });
         syn::visit::visit_impl_item_fn(self, node);
     }
@@ -436,6 +470,7 @@ impl<'a> Visit<'a> for FileScope<'a> {
                     sig: &node.sig,
                     block,
                     attrs: &node.attrs,
+                    owner: self.owner,
                 });
         }
         syn::visit::visit_trait_item_fn(self, node);

@@ -70,6 +70,7 @@ pub fn extract_in(
         test_depth: usize::from(test_code),
         may_have_policies: super::policies::may_have_policies(index.source()),
         called_from_sites: HashSet::new(),
+        owner: None,
     };
     for f in &files {
         b.visit_file(f);
@@ -198,7 +199,7 @@ struct Builder<'a, 'c> {
     timeout_fns: HashSet<String>,
     timeout_vars: HashSet<String>,
     sites: Vec<RetrySite>,
-    retrying_fns: Vec<(String, Span)>,
+    retrying_fns: Vec<(String, Option<String>, Span)>,
     /// Inside `#[cfg(test)]` modules.
     test_depth: usize,
     /// Whether the file's text names anything a retry crate's policy could be built from.
@@ -206,6 +207,8 @@ struct Builder<'a, 'c> {
     /// Names called (functions and methods) in the functions that hold a loop or recursion
     /// site: a backoff function among them is reported at the site that calls it.
     called_from_sites: HashSet<String>,
+    /// While visiting: the type of the `impl` (or the trait) being visited.
+    owner: Option<&'a syn::Ident>,
 }
 
 impl<'a> Builder<'a, '_> {
@@ -315,14 +318,19 @@ impl<'a> Builder<'a, '_> {
         let mut fn_text: Option<String> = None;
         for site in &mut self.sites[before..] {
             site.function.clone_from(&name);
+            let owner = f.owner.map(ToString::to_string);
+            for call in &mut site.calls {
+                call.via =
+                    std::mem::replace(&mut call.via, super::Via::Free).in_impl_of(owner.as_deref());
+            }
             if matches!(site.kind, SiteKind::Helper | SiteKind::Policy) {
                 continue;
             }
             let fn_text = fn_text.get_or_insert_with(|| names::text(f.block));
             site.reads_retry_after |= reads_retry_after(fn_text)
-                || site.calls.iter().any(|(callee, _)| {
+                || site.calls.iter().any(|call| {
                     self.scope
-                        .function(callee)
+                        .function(&call.name)
                         .is_some_and(|g| reads_retry_after(&names::text(g.block)))
                 });
             site.sends_key |= mentions_key(fn_text);
@@ -340,7 +348,8 @@ impl<'a> Builder<'a, '_> {
             }
         }
         if let Some(at) = retries_at {
-            self.retrying_fns.push((name, at));
+            self.retrying_fns
+                .push((name, f.owner.map(ToString::to_string), at));
         }
     }
 
@@ -995,7 +1004,7 @@ impl<'a> Builder<'a, '_> {
             calls: per_attempt
                 .calls
                 .into_iter()
-                .filter(|(n, _)| *n != name)
+                .filter(|c| c.name != name)
                 .collect(),
         })
     }
@@ -1035,8 +1044,25 @@ impl<'a> Visit<'a> for Builder<'a, '_> {
             sig: &node.sig,
             block: &node.block,
             attrs: &node.attrs,
+            owner: None,
         });
+        let owner = self.owner.take();
         syn::visit::visit_item_fn(self, node);
+        self.owner = owner;
+    }
+
+    fn visit_item_impl(&mut self, node: &'a syn::ItemImpl) {
+        let _guard = crate::budget::enter();
+        let owner = std::mem::replace(&mut self.owner, super::scope::type_ident(&node.self_ty));
+        syn::visit::visit_item_impl(self, node);
+        self.owner = owner;
+    }
+
+    fn visit_item_trait(&mut self, node: &'a syn::ItemTrait) {
+        let _guard = crate::budget::enter();
+        let owner = self.owner.replace(&node.ident);
+        syn::visit::visit_item_trait(self, node);
+        self.owner = owner;
     }
 
     fn visit_impl_item_fn(&mut self, node: &'a syn::ImplItemFn) {
@@ -1045,6 +1071,7 @@ impl<'a> Visit<'a> for Builder<'a, '_> {
             sig: &node.sig,
             block: &node.block,
             attrs: &node.attrs,
+            owner: self.owner,
         });
         syn::visit::visit_impl_item_fn(self, node);
     }
@@ -1056,6 +1083,7 @@ impl<'a> Visit<'a> for Builder<'a, '_> {
                 sig: &node.sig,
                 block,
                 attrs: &node.attrs,
+                owner: self.owner,
             });
         }
         syn::visit::visit_trait_item_fn(self, node);
@@ -1143,7 +1171,7 @@ struct AttemptFacts {
     sends_key: bool,
     /// Non-idempotent writes, at the line of the call that makes them (`.post(`, `.execute(`).
     writes: Vec<Span>,
-    calls: Vec<(String, Span)>,
+    calls: Vec<super::Call>,
 }
 
 impl AttemptFacts {
@@ -1179,7 +1207,7 @@ struct AttemptVisitor<'a, 'c> {
     /// The enclosing function's bindings, when known (for parameter types).
     locals: Option<&'c Locals<'a>>,
     writes: Vec<Span>,
-    calls: Vec<(String, Span)>,
+    calls: Vec<super::Call>,
     /// Follow calls into functions of this file that build a write (one level).
     follow: bool,
 }
@@ -1391,7 +1419,11 @@ impl<'a> Visit<'a> for AttemptVisitor<'a, '_> {
                     if self.local_write(&name) {
                         self.writes.push(self.index.of(e));
                     }
-                    self.calls.push((name, self.index.of(e)));
+                    self.calls.push(super::Call {
+                        name,
+                        via: super::Via::SelfMethod,
+                        span: self.index.of(e),
+                    });
                 }
             }
             Expr::Call(c) => {
@@ -1419,7 +1451,11 @@ impl<'a> Visit<'a> for AttemptVisitor<'a, '_> {
                             if segs.len() == 1 && self.local_write(last) {
                                 self.writes.push(self.index.of(e));
                             }
-                            self.calls.push((last.clone(), self.index.of(e)));
+                            self.calls.push(super::Call {
+                                name: last.clone(),
+                                via: super::Via::of_path(&full, None),
+                                span: self.index.of(e),
+                            });
                         }
                     }
                 }
