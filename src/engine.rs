@@ -189,7 +189,9 @@ pub fn check_with_imports(
 /// functions.
 #[must_use]
 pub fn nested_across_files(files: &[(String, &CrateFacts, &Settings)]) -> Vec<(usize, Diagnostic)> {
-    let mut retrying: HashMap<&str, Vec<(usize, Option<&str>, Position)>> = HashMap::new();
+    // Name → (file, owner type, where) of each function of that name that retries.
+    type Retrying<'f> = Vec<(usize, Option<&'f str>, Position)>;
+    let mut retrying: HashMap<&str, Retrying<'_>> = HashMap::new();
     for (i, (_, facts, _)) in files.iter().enumerate() {
         for (name, owner, at) in &facts.retrying {
             retrying

@@ -22,10 +22,8 @@ use crate::registry::{Level, Rule};
 pub(crate) struct Context<'s> {
     settings: &'s Settings,
     out: Vec<Diagnostic>,
-    /// The file's functions that retry by themselves, and where (for nested retries).
-    /// Functions that retry by themselves: name, owner type (`None`: a free function), where
-    /// they retry in this file, or where they are in another file.
-    retrying: Vec<(String, Option<String>, Option<Span>, Option<String>)>,
+    /// The file's functions that retry by themselves (for nested retries).
+    retrying: Vec<nested_retry::Retrying>,
 }
 
 impl Context<'_> {
@@ -166,7 +164,11 @@ pub fn run(model: &FileModel, settings: &Settings) -> Vec<Diagnostic> {
         retrying: model
             .retrying_fns
             .iter()
-            .map(|(name, owner, at)| (name.clone(), owner.clone(), Some(*at), None))
+            .map(|(name, owner, at)| nested_retry::Retrying {
+                name: name.clone(),
+                owner: owner.clone(),
+                inner: Some(*at),
+            })
             .collect(),
     };
     for site in &model.sites {

@@ -14,13 +14,17 @@ pub(super) fn check(site: &RetrySite, cx: &mut Context<'_>) {
     cx.retrying = retrying;
 }
 
-/// Reports the calls of `site` to functions of `retrying` (name, owner type, where it retries in
-/// this file, or where it is in another file, for the note) that the call reaches.
-pub(super) fn check_against(
-    site: &RetrySite,
-    retrying: &[(String, Option<String>, Option<Span>, Option<String>)],
-    cx: &mut Context<'_>,
-) {
+/// A function of the file that retries by itself.
+pub(super) struct Retrying {
+    pub name: String,
+    /// The type or trait whose method it is; `None` for a free function.
+    pub owner: Option<String>,
+    /// Where it retries.
+    pub inner: Option<Span>,
+}
+
+/// Reports the calls of `site` to functions of `retrying` that the call reaches.
+pub(super) fn check_against(site: &RetrySite, retrying: &[Retrying], cx: &mut Context<'_>) {
     if site.kind == SiteKind::Policy {
         return;
     }
@@ -28,20 +32,13 @@ pub(super) fn check_against(
         if call.name == site.function {
             continue;
         }
-        let Some((_, _, inner, elsewhere)) = retrying
+        let Some(callee) = retrying
             .iter()
-            .find(|(n, owner, _, _)| *n == call.name && call.via.reaches(owner.as_deref()))
+            .find(|f| f.name == call.name && call.via.reaches(f.owner.as_deref()))
         else {
             continue;
         };
-        report_call(
-            &call.name,
-            call.span,
-            site.head,
-            *inner,
-            elsewhere.as_deref(),
-            cx,
-        );
+        report_call(&call.name, call.span, site.head, callee.inner, None, cx);
     }
 }
 
