@@ -165,8 +165,8 @@ pub struct Call {
 /// never a type of the crate's `from_millis`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Via {
-    /// `self.name(..)`: a method.
-    SelfMethod,
+    /// `self.name(..)`, `value.name(..)`: a method.
+    Method,
     /// `name(..)`, `crate::net::name(..)`, `net::name(..)`: a free function.
     Free,
     /// `Type::name(..)`, `Self::name(..)` (the enclosing impl's type): an associated function
@@ -180,9 +180,22 @@ impl Via {
     #[must_use]
     pub fn reaches(&self, owner: Option<&str>) -> bool {
         match self {
-            Via::SelfMethod => owner.is_some(),
+            Via::Method => owner.is_some(),
             Via::Free => owner.is_none(),
+            // `Self::name` outside a known impl: any method or associated function.
+            Via::Type(ty) if ty == "Self" => owner.is_some(),
             Via::Type(ty) => owner == Some(ty.as_str()),
+        }
+    }
+
+    /// [`Via::reaches`] for a function whose owner is an identifier.
+    #[must_use]
+    pub fn reaches_ident(&self, owner: Option<&syn::Ident>) -> bool {
+        match self {
+            Via::Method => owner.is_some(),
+            Via::Free => owner.is_none(),
+            Via::Type(ty) if ty == "Self" => owner.is_some(),
+            Via::Type(ty) => owner.is_some_and(|o| o == ty),
         }
     }
 

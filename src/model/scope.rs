@@ -8,7 +8,7 @@ use syn::visit::Visit;
 use syn::{Block, Expr, ImplItemFn, ItemConst, ItemFn, ItemStatic, ItemUse, Signature, UseTree};
 
 use super::known::{self, List};
-use super::{names, Extensions};
+use super::{names, Extensions, Via};
 
 /// A function body of this file.
 #[derive(Clone, Copy)]
@@ -227,21 +227,52 @@ impl<'a> FileScope<'a> {
     /// [`FileScope::import`].
     #[must_use]
     pub fn function(&self, name: &str) -> Option<LocalFn<'a>> {
-        match self.fns.get(name).map(Vec::as_slice) {
-            Some([only]) => Some(*only),
-            Some(_) => None,
-            None => match self.imported.fns.get(name).map(Vec::as_slice) {
-                Some([(only, at)]) => {
-                    self.used_import(name, at);
-                    Some(*only)
-                }
-                Some(_) => None,
-                None => {
-                    self.miss(name);
-                    None
-                }
-            },
+        self.function_via(name, None)
+    }
+
+    /// [`FileScope::function`] for a call that names its callee `via` (see [`Via`]): only the
+    /// functions that call can reach count (`Backoff::new` is not `StoreClient::new`; a method
+    /// call never reaches a free function). `None` for `via`: any function of that name.
+    #[must_use]
+    pub fn function_via(&self, name: &str, via: Option<&Via>) -> Option<LocalFn<'a>> {
+        let reaches = |f: &LocalFn<'a>| via.map_or(true, |v| v.reaches_ident(f.owner));
+        let mut here = self
+            .fns
+            .get(name)
+            .into_iter()
+            .flatten()
+            .filter(|f| reaches(f));
+        match (here.next(), here.next()) {
+            (Some(only), None) => return Some(*only),
+            (Some(_), Some(_)) => return None,
+            (None, _) => {}
         }
+        let mut there = self
+            .imported
+            .fns
+            .get(name)
+            .into_iter()
+            .flatten()
+            .filter(|(f, _)| reaches(f));
+        match (there.next(), there.next()) {
+            (Some((only, at)), None) => {
+                self.used_import(name, at);
+                Some(*only)
+            }
+            (Some(_), Some(_)) => None,
+            (None, _) => {
+                if !self.fns.contains_key(name) && !self.imported.fns.contains_key(name) {
+                    self.miss(name);
+                }
+                None
+            }
+        }
+    }
+
+    /// How a call of `path` names its callee (resolved through `use`).
+    #[must_use]
+    pub fn via_of(&self, path: &syn::Path) -> Via {
+        Via::of_path(&self.resolve(path), None)
     }
 
     /// The value of a `const`/`static` named by the last segment of a path.

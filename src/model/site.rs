@@ -661,12 +661,12 @@ impl<'a> Builder<'a, '_> {
         let helpers = finder
             .helper_calls
             .into_iter()
-            .filter_map(|(call, name, args)| {
-                let plain = self.helper_sleep(&name, current_fn).is_some();
+            .filter_map(|(call, name, via, args)| {
+                let plain = self.helper_sleep(&name, &via, current_fn).is_some();
                 // A helper of this file named for waiting whose wait is not a plain sleep
                 // (`timeout(d, cancel.cancelled())`, several `cfg` variants): a wait all the same.
                 (plain || (names::is_wait_like_name(&name) && !args.is_empty()))
-                    .then_some((call, name, args, plain))
+                    .then_some((call, name, via, args, plain))
             })
             .collect();
         Waits {
@@ -703,9 +703,9 @@ impl<'a> Builder<'a, '_> {
         for call in &waits.unknown {
             out.push(delay_of(self.index.of(*call), opaque));
         }
-        for (call, name, args, plain) in &waits.helpers {
+        for (call, name, via, args, plain) in &waits.helpers {
             let slept = if *plain {
-                self.helper_sleep_taint(name, args, values)
+                self.helper_sleep_taint(name, via, args, values)
             } else {
                 None
             };
@@ -731,10 +731,11 @@ impl<'a> Builder<'a, '_> {
     fn helper_sleep(
         &self,
         name: &str,
+        via: &super::Via,
         current_fn: &str,
     ) -> Option<(LocalFn<'a>, Option<&'a Expr>, bool)> {
         let _guard = crate::budget::enter();
-        let f = self.scope.function(name)?;
+        let f = self.scope.function_via(name, Some(via))?;
         if name == current_fn || contains_loop(f.block) {
             return None;
         }
@@ -758,11 +759,12 @@ impl<'a> Builder<'a, '_> {
     fn helper_sleep_taint(
         &self,
         name: &str,
+        via: &super::Via,
         args: &[&'a Expr],
         values: &ValueCx<'a, '_>,
     ) -> Option<(Taint, bool)> {
         let _guard = crate::budget::enter();
-        let (f, arg, blocking) = self.helper_sleep(name, values.current_fn)?;
+        let (f, arg, blocking) = self.helper_sleep(name, via, values.current_fn)?;
         let params = values.param_taints(&f, args);
         let locals = Locals::of_fn(&f);
         let facts = LoopFacts::collect(f.block, &[]);
@@ -1421,7 +1423,7 @@ impl<'a> Visit<'a> for AttemptVisitor<'a, '_> {
                     }
                     self.calls.push(super::Call {
                         name,
-                        via: super::Via::SelfMethod,
+                        via: super::Via::Method,
                         span: self.index.of(e),
                     });
                 }
@@ -2668,7 +2670,7 @@ struct Waits<'a> {
     unknown: Vec<&'a Expr>,
     /// Calls of this file's waiting helpers: the call, the helper's name, the arguments, and
     /// whether the helper is a plain sleep (whose length can be followed).
-    helpers: Vec<(&'a Expr, String, Vec<&'a Expr>, bool)>,
+    helpers: Vec<(&'a Expr, String, super::Via, Vec<&'a Expr>, bool)>,
     /// Calls that wait for up to a time they are given (see [`SleepFinder::timed`]).
     timed: Vec<&'a Expr>,
 }
@@ -2693,7 +2695,7 @@ struct SleepFinder<'a, 'c> {
     sleeps: Vec<(&'a Expr, Option<&'a Expr>, bool)>,
     /// Calls of other files' functions named for waiting.
     unknown_waits: Vec<&'a Expr>,
-    helper_calls: Vec<(&'a Expr, String, Vec<&'a Expr>)>,
+    helper_calls: Vec<(&'a Expr, String, super::Via, Vec<&'a Expr>)>,
     /// Calls that wait for up to a time they are given (`rx.recv_timeout(d)`,
     /// `sub.next_timeout(d)`, `timeout(d, op)`): a path through one that failed has waited.
     timed: Vec<&'a Expr>,
@@ -2775,7 +2777,11 @@ impl<'a> Visit<'a> for SleepFinder<'a, '_> {
                         self.sleeps
                             .push((e, c.args.first(), self.scope.is_blocking_sleep(&full)));
                     } else if full.last().is_some_and(|l| {
-                        names::is_wait_like_name(l) && self.scope.function(l).is_none()
+                        names::is_wait_like_name(l)
+                            && self
+                                .scope
+                                .function_via(l, Some(&super::Via::of_path(&full, None)))
+                                .is_none()
                     }) && !c.args.is_empty()
                     {
                         // A wait of another file: its length cannot be told.
@@ -2784,8 +2790,12 @@ impl<'a> Visit<'a> for SleepFinder<'a, '_> {
                         if full.len() == 1
                             || full.first().is_some_and(|s| s == "Self" || s == "self")
                         {
-                            self.helper_calls
-                                .push((e, last.clone(), c.args.iter().collect()));
+                            self.helper_calls.push((
+                                e,
+                                last.clone(),
+                                super::Via::of_path(&full, None),
+                                c.args.iter().collect(),
+                            ));
                         }
                     }
                 }
@@ -2802,11 +2812,15 @@ impl<'a> Visit<'a> for SleepFinder<'a, '_> {
                     // `interval.tick().await`: waits the interval's fixed period.
                     self.sleeps.push((e, None, false));
                 } else if matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self"))
-                    || self.scope.function(&name).is_some()
+                    || self
+                        .scope
+                        .function_via(&name, Some(&super::Via::Method))
+                        .is_some()
                 {
                     // `self.pause(..)`, or `budget.before_round(..)` where the file defines
                     // the one method of that name: a helper of this file that may wait.
-                    self.helper_calls.push((e, name, m.args.iter().collect()));
+                    self.helper_calls
+                        .push((e, name, super::Via::Method, m.args.iter().collect()));
                 }
                 syn::visit::visit_expr(self, e);
             }

@@ -331,7 +331,7 @@ impl StatusEval<'_, '_> {
     fn classifier_call_method(&self, m: &syn::ExprMethodCall) -> Option<StatusSet> {
         let _guard = crate::budget::enter();
         let name = m.method.to_string();
-        self.follow(&name, m.args.iter())
+        self.follow(&name, &super::Via::Method, m.args.iter())
     }
 
     fn classifier_call<'e, I: Iterator<Item = &'e Expr>>(
@@ -340,19 +340,25 @@ impl StatusEval<'_, '_> {
         args: I,
     ) -> Option<StatusSet> {
         let _guard = crate::budget::enter();
-        let name = names::callee_path(func).and_then(names::last)?;
-        self.follow(&name, args)
+        let path = names::callee_path(func)?;
+        let name = names::last(path)?;
+        self.follow(&name, &self.file.via_of(path), args)
     }
 
     /// `is_retryable(status)`: follows a local predicate one level, its parameter standing for
     /// the status.
-    fn follow<'e, I: Iterator<Item = &'e Expr>>(&self, name: &str, args: I) -> Option<StatusSet> {
+    fn follow<'e, I: Iterator<Item = &'e Expr>>(
+        &self,
+        name: &str,
+        via: &super::Via,
+        args: I,
+    ) -> Option<StatusSet> {
         let _guard = crate::budget::enter();
         if self.depth > 0 {
             return None;
         }
         let args: Vec<&Expr> = args.collect();
-        let f = self.file.function(name)?;
+        let f = self.file.function_via(name, Some(via))?;
         // The parameters that hold a status: typed `StatusCode`, or given a status argument. A
         // predicate over the whole response (`should_retry(&resp)`) counts through its body
         // asking the response for its `status()`.

@@ -916,12 +916,14 @@ impl<'a> ValueCx<'a, '_> {
     /// `delay = next_delay(delay)` where `fn next_delay` of this file multiplies what it is given.
     fn grows_through_call(&self, rhs: &Expr) -> bool {
         let _guard = crate::budget::enter();
-        let name = match rhs {
-            Expr::Call(c) => names::callee_path(&c.func).and_then(names::last),
-            Expr::MethodCall(m) => Some(m.method.to_string()),
+        let callee = match rhs {
+            Expr::Call(c) => names::callee_path(&c.func)
+                .and_then(|p| Some((names::last(p)?, self.file.via_of(p)))),
+            Expr::MethodCall(m) => Some((m.method.to_string(), super::Via::Method)),
             _ => None,
         };
-        name.and_then(|n| self.file.function(&n))
+        callee
+            .and_then(|(n, via)| self.file.function_via(&n, Some(&via)))
             .is_some_and(|f| returned_exprs(f.block).into_iter().any(grows_expr))
     }
 
@@ -1058,7 +1060,8 @@ impl<'a> ValueCx<'a, '_> {
             return both;
         }
         // self.delay_for(attempt): a method of this file is followed one level.
-        if let Some(t) = self.follow(&name, &m.args.iter().collect::<Vec<_>>(), seen, d) {
+        let args_v = m.args.iter().collect::<Vec<_>>();
+        if let Some(t) = self.follow(&name, &super::Via::Method, &args_v, seen, d) {
             let t = t.union(Taint {
                 opaque: false,
                 ..recv
@@ -1130,7 +1133,8 @@ impl<'a> ValueCx<'a, '_> {
                 ..args
             };
         }
-        if let Some(t) = self.follow(&last, &c.args.iter().collect::<Vec<_>>(), seen, d) {
+        let via = super::Via::of_path(&full, None);
+        if let Some(t) = self.follow(&last, &via, &c.args.iter().collect::<Vec<_>>(), seen, d) {
             return Taint {
                 random: t.random || random,
                 ..t
@@ -1191,6 +1195,7 @@ impl<'a> ValueCx<'a, '_> {
     fn follow(
         &self,
         name: &str,
+        via: &super::Via,
         args: &[&'a Expr],
         seen: &mut HashSet<String>,
         d: usize,
@@ -1199,7 +1204,7 @@ impl<'a> ValueCx<'a, '_> {
         if name == self.current_fn {
             return None;
         }
-        let f = self.file.function(name)?;
+        let f = self.file.function_via(name, Some(via))?;
         if self.params.is_some() {
             // One level deep; recursion and second-level calls stay opaque.
             return Some(Taint::opaque());
