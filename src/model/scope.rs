@@ -23,6 +23,7 @@ pub struct LocalFn<'a> {
 /// The name of the type an `impl` block is for (`Uploader` in `impl<S> Uploader<S>`).
 #[must_use]
 pub fn type_ident(ty: &syn::Type) -> Option<&syn::Ident> {
+    let _guard = crate::budget::enter();
     match ty {
         syn::Type::Path(p) => p.path.segments.last().map(|s| &s.ident),
         syn::Type::Reference(r) => type_ident(&r.elem),
