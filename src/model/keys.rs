@@ -356,7 +356,7 @@ impl<'a> Visit<'a> for Scanner<'a, '_> {
         }
         let on_self = matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self"));
         if self.follow && on_self {
-            if let Some(k) = self.followed_call(&name, m) {
+            if let Some(k) = self.followed_call(&name, &super::Via::Method, m) {
                 self.keys.push(k);
             }
         }
@@ -372,8 +372,10 @@ impl<'a> Visit<'a> for Scanner<'a, '_> {
             let local = names::callee_path(&c.func).filter(|p| {
                 p.segments.len() == 1 || (p.segments.len() == 2 && p.segments[0].ident == "Self")
             });
-            if let Some(name) = local.and_then(names::last) {
-                if let Some(k) = self.followed_call(&name, c) {
+            if let Some(p) = local {
+                let name = names::last(p).unwrap_or_default();
+                let via = self.file.via_of(p);
+                if let Some(k) = self.followed_call(&name, &via, c) {
                     self.keys.push(k);
                 }
             }
@@ -419,12 +421,13 @@ impl<'a> Scanner<'a, '_> {
     fn followed_call<T: syn::spanned::Spanned>(
         &self,
         name: &str,
+        via: &super::Via,
         call: &T,
     ) -> Option<PerAttemptKey> {
         if name == self.current_fn {
             return None;
         }
-        let f = self.file.function(name)?;
+        let f = self.file.function_via(name, Some(via))?;
         let mut inner = Scanner {
             file: self.file,
             index: self.index,

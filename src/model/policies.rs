@@ -723,6 +723,21 @@ struct Finder<'a, 'c> {
     taken: usize,
 }
 
+impl Finder<'_, '_> {
+    /// Whether `e`, or a receiver it is called on, asks a strategy object for its next wait.
+    fn asks_next_wait(&self, e: &Expr) -> bool {
+        let _guard = crate::budget::enter();
+        match e {
+            Expr::MethodCall(m) => {
+                self.scope.is_next_wait_method(&m.method.to_string())
+                    || self.asks_next_wait(&m.receiver)
+            }
+            Expr::Paren(p) => self.asks_next_wait(&p.expr),
+            _ => false,
+        }
+    }
+}
+
 impl<'a> Visit<'a> for Finder<'a, '_> {
     fn visit_expr(&mut self, e: &'a Expr) {
         let _guard = crate::budget::enter();
@@ -760,9 +775,9 @@ impl<'a> Visit<'a> for Finder<'a, '_> {
             }
             // `sleep(strategy.next_delay())` in a loop of this file: the strategy is a value of
             // that loop (the loop is the site), not a policy run by a crate.
+            // Also through what is done with the wait (`strategy.next_backoff().unwrap_or(max)`).
             Expr::MethodCall(m)
-                if self.scope.is_next_wait_method(&m.method.to_string())
-                    && m.method != "next"
+                if self.asks_next_wait(e)
                     && root_variable(e).is_some_and(|v| self.locals.lets.contains_key(&v)) =>
             {
                 if let Some(root_var) = root_variable(e) {

@@ -1271,12 +1271,12 @@ impl<'a, 'c> AttemptVisitor<'a, 'c> {
 
     /// A call to a function of this file that builds a write (`order_request(..)` returning a
     /// `client.post(..)`): the write is made here.
-    fn local_write(&self, name: &str) -> bool {
+    fn local_write(&self, name: &str, via: &super::Via) -> bool {
         let _guard = crate::budget::enter();
         if !self.follow {
             return false;
         }
-        self.scope.function(name).is_some_and(|f| {
+        self.scope.function_via(name, Some(via)).is_some_and(|f| {
             let locals = Locals::of_fn(&f);
             let mut inner = AttemptVisitor::new(self.scope, self.index, false);
             inner.locals = Some(&locals);
@@ -1418,7 +1418,7 @@ impl<'a> Visit<'a> for AttemptVisitor<'a, '_> {
                     self.writes.push(self.index.of(&m.method));
                 }
                 if matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self")) {
-                    if self.local_write(&name) {
+                    if self.local_write(&name, &super::Via::Method) {
                         self.writes.push(self.index.of(e));
                     }
                     self.calls.push(super::Call {
@@ -1450,7 +1450,7 @@ impl<'a> Visit<'a> for AttemptVisitor<'a, '_> {
                         });
                     if !constructor && !binding && !self.scope.is_sleep(&full) {
                         if let Some(last) = segs.last() {
-                            if segs.len() == 1 && self.local_write(last) {
+                            if segs.len() == 1 && self.local_write(last, &super::Via::Free) {
                                 self.writes.push(self.index.of(e));
                             }
                             self.calls.push(super::Call {
@@ -2063,12 +2063,20 @@ fn delegates_status(body: &Block, scope: &FileScope<'_>) -> bool {
         }
         fn decides(&mut self, e: &Expr) {
             let _guard = crate::budget::enter();
-            let (name, args): (Option<String>, Vec<&Expr>) = match e {
-                Expr::Call(c) => (
-                    names::callee_path(&c.func).and_then(names::last),
-                    c.args.iter().collect(),
+            let (name, via, args): (Option<String>, super::Via, Vec<&Expr>) = match e {
+                Expr::Call(c) => {
+                    let path = names::callee_path(&c.func);
+                    (
+                        path.and_then(names::last),
+                        path.map_or(super::Via::Free, |p| self.scope.via_of(p)),
+                        c.args.iter().collect(),
+                    )
+                }
+                Expr::MethodCall(m) => (
+                    Some(m.method.to_string()),
+                    super::Via::Method,
+                    m.args.iter().collect(),
                 ),
-                Expr::MethodCall(m) => (Some(m.method.to_string()), m.args.iter().collect()),
                 Expr::Await(a) => return self.decides(&a.base),
                 Expr::Paren(p) => return self.decides(&p.expr),
                 Expr::Unary(u) => return self.decides(&u.expr),
@@ -2080,7 +2088,7 @@ fn delegates_status(body: &Block, scope: &FileScope<'_>) -> bool {
                 _ => return,
             };
             let Some(name) = name else { return };
-            let local = self.scope.function(&name).is_some();
+            let local = self.scope.function_via(&name, Some(&via)).is_some();
             let known = names::is_retry_predicate(&name)
                 || name.chars().next().is_some_and(char::is_uppercase)
                 || matches!(

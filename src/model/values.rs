@@ -546,7 +546,7 @@ fn strategy_step(file: &FileScope<'_>, name: &str, recv: Taint, m: &syn::ExprMet
             ..recv
         },
         "max" | "max_delay" | "with_max_delay" | "max_interval" | "with_max_interval" | "cap"
-        | "max_backoff" | "with_max_backoff" => Taint {
+        | "max_backoff" | "with_max_backoff" | "retry_bounds" => Taint {
             capped: true,
             ..recv
         },
@@ -556,6 +556,11 @@ fn strategy_step(file: &FileScope<'_>, name: &str, recv: Taint, m: &syn::ExprMet
         },
         n if n.contains("jitter") => Taint {
             random: !n.starts_with("without") && !n.starts_with("no_"),
+            ..recv
+        },
+        // tokio-retry's `.map(jitter)`.
+        "map" if m.args.iter().any(|a| names::text(a).contains("jitter")) => Taint {
+            random: true,
             ..recv
         },
         _ => recv,
@@ -666,10 +671,15 @@ impl<'a> ValueCx<'a, '_> {
                     Some((_, e)) => branches(&[then_t, self.taint_in(e, seen, d)]),
                     None => then_t,
                 };
-                // A delay chosen by a condition on the attempt grows with it.
+                // A delay chosen by a condition on the attempt grows with it; one chosen by a
+                // coin flip (`if rng.gen_bool(0.5) { a } else { b }`) is random, as a `match`
+                // on one is.
                 let c = self.taint_in(&i.cond, seen, d);
                 if c.counter {
                     t.counter = true;
+                }
+                if i.else_branch.is_some() {
+                    t.random |= c.random;
                 }
                 t
             }
