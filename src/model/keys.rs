@@ -140,6 +140,18 @@ impl<'a> Scanner<'a, '_> {
                             return;
                         }
                     }
+                    // A constructor handed over to be called (`repeat_with(fastrand::alphanumeric)`,
+                    // `.unwrap_or_else(Uuid::new_v4)`): called here, each time.
+                    Expr::Path(p) => {
+                        let full = self.s.file.resolve(&p.path);
+                        if let Some(name) = self.s.file.key_constructor(&full) {
+                            self.found = Some(Fresh {
+                                span: self.s.index.of(e),
+                                name,
+                            });
+                            return;
+                        }
+                    }
                     Expr::Closure(_) => return,
                     _ => {}
                 }
@@ -177,7 +189,9 @@ impl<'a> Scanner<'a, '_> {
                             _ => break,
                         }
                     }
-                    let is_call = matches!(trees.get(i + 1), Some(TokenTree::Group(g)) if g.delimiter() == proc_macro2::Delimiter::Parenthesis);
+                    // `random::<u128>()`: the arguments follow a turbofish.
+                    let args_at = turbofish_end(&trees, i + 1).unwrap_or(i + 1);
+                    let is_call = matches!(trees.get(args_at), Some(TokenTree::Group(g)) if g.delimiter() == proc_macro2::Delimiter::Parenthesis);
                     if is_call {
                         let full = self.resolve_segments(&path);
                         if let Some(name) = self.file.key_constructor(&full) {
@@ -448,4 +462,27 @@ impl<'a> Scanner<'a, '_> {
             hoist: None,
         })
     }
+}
+
+/// Where the tokens after a turbofish starting at `at` (`::<u128>`) continue, if one does.
+fn turbofish_end(trees: &[TokenTree], at: usize) -> Option<usize> {
+    let punct =
+        |i: usize, c: char| matches!(trees.get(i), Some(TokenTree::Punct(p)) if p.as_char() == c);
+    if !(punct(at, ':') && punct(at + 1, ':') && punct(at + 2, '<')) {
+        return None;
+    }
+    let mut depth = 0usize;
+    for (i, t) in trees.iter().enumerate().skip(at + 2) {
+        match t {
+            TokenTree::Punct(p) if p.as_char() == '<' => depth += 1,
+            TokenTree::Punct(p) if p.as_char() == '>' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
