@@ -2814,7 +2814,13 @@ impl<'a> Visit<'a> for SleepFinder<'a, '_> {
                 if !m.args.is_empty() && is_timed_name(&name) {
                     self.timed.push(e);
                 }
-                if self.scope.is_sleep_method(&name) && m.args.len() == 1 {
+                if self.scope.is_sleep_method(&name)
+                    && m.args.len() == 1
+                    && matches!(m.args.first(), Some(Expr::Closure(_)))
+                {
+                    // `rx.wait_for(|up| *up).await`: waits for a state, not for a time.
+                    self.unknown_waits.push(e);
+                } else if self.scope.is_sleep_method(&name) && m.args.len() == 1 {
                     self.sleeps.push((e, m.args.first(), false));
                 } else if name == "tick" && m.args.is_empty() {
                     // `interval.tick().await`: waits the interval's fixed period.
