@@ -548,7 +548,16 @@ impl<'a> Builder<'a, '_> {
         let blind = is_blind(&result, body);
         // A path that found the attempts used up goes round only when nothing else ends the
         // loop (a `for` range, a `while` on the counter would).
-        let paced_inside = inner_loop_waits(body, self.scope);
+        // A loop nested in the body, or in a function of this file called on each attempt
+        // (`self.poll_balance(..)`, itself a retry that waits between its tries), waits.
+        let paced_inside = inner_loop_waits(body, self.scope)
+            || per_attempt.calls.iter().any(|c| {
+                c.name != fn_name
+                    && self
+                        .scope
+                        .function_via(&c.name, Some(&c.via))
+                        .is_some_and(|f| retries_with_waits(f.block, self.scope, fn_name, 2))
+            });
         let unpaced = if delays.is_empty() || paced_inside {
             None
         } else {
@@ -2747,6 +2756,54 @@ fn inner_loop_waits(body: &Block, scope: &FileScope<'_>) -> bool {
         };
         finder.visit_block(inner);
         !finder.sleeps.is_empty() || !finder.unknown_waits.is_empty()
+    })
+}
+
+/// Whether a function body retries with waits of its own: a loop in it waits, or a function of
+/// this file it calls does (`depth` levels down; `self.poll(..)` delegating to the method that
+/// loops). Not through `skip` (the function being analysed).
+fn retries_with_waits(body: &Block, scope: &FileScope<'_>, skip: &str, depth: usize) -> bool {
+    let _guard = crate::budget::enter();
+    if inner_loop_waits(body, scope) {
+        return true;
+    }
+    if depth == 0 {
+        return false;
+    }
+    /// Calls of this file's functions in a body: `self.m(..)`, `f(..)`, `Self::f(..)`.
+    struct Calls(Vec<(String, super::Via)>);
+    impl<'v> Visit<'v> for Calls {
+        fn visit_expr(&mut self, e: &'v Expr) {
+            let _guard = crate::budget::enter();
+            match e {
+                Expr::Closure(_) => return,
+                Expr::MethodCall(m) if matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self")) =>
+                {
+                    self.0.push((m.method.to_string(), super::Via::Method));
+                }
+                Expr::Call(c) => {
+                    if let Some(p) = names::callee_path(&c.func) {
+                        let segs = names::segments(p);
+                        if segs.len() == 1 || (segs.len() == 2 && segs[0] == "Self") {
+                            let via = super::Via::of_path(&segs, None);
+                            self.0.push((segs[segs.len() - 1].clone(), via));
+                        }
+                    }
+                }
+                _ => {}
+            }
+            syn::visit::visit_expr(self, e);
+        }
+
+        fn visit_item(&mut self, _: &'v syn::Item) {}
+    }
+    let mut calls = Calls(Vec::new());
+    calls.visit_block(body);
+    calls.0.iter().any(|(name, via)| {
+        name != skip
+            && scope
+                .function_via(name, Some(via))
+                .is_some_and(|f| retries_with_waits(f.block, scope, skip, depth - 1))
     })
 }
 
