@@ -2763,13 +2763,6 @@ fn inner_loop_waits(body: &Block, scope: &FileScope<'_>) -> bool {
 /// this file it calls does (`depth` levels down; `self.poll(..)` delegating to the method that
 /// loops). Not through `skip` (the function being analysed).
 fn retries_with_waits(body: &Block, scope: &FileScope<'_>, skip: &str, depth: usize) -> bool {
-    let _guard = crate::budget::enter();
-    if inner_loop_waits(body, scope) {
-        return true;
-    }
-    if depth == 0 {
-        return false;
-    }
     /// Calls of this file's functions in a body: `self.m(..)`, `f(..)`, `Self::f(..)`.
     struct Calls(Vec<(String, super::Via)>);
     impl<'v> Visit<'v> for Calls {
@@ -2796,6 +2789,13 @@ fn retries_with_waits(body: &Block, scope: &FileScope<'_>, skip: &str, depth: us
         }
 
         fn visit_item(&mut self, _: &'v syn::Item) {}
+    }
+    let _guard = crate::budget::enter();
+    if inner_loop_waits(body, scope) {
+        return true;
+    }
+    if depth == 0 {
+        return false;
     }
     let mut calls = Calls(Vec::new());
     calls.visit_block(body);
