@@ -543,13 +543,16 @@ impl<'a, 'c> Flow<'a, 'c> {
                     s.op = Some(op.to_owned());
                 }
                 if let Some((set, span, reason)) = set {
+                    // What earlier tests on this path admitted narrows this one: after
+                    // `if !status.is_success() { return .. }`, `status != 301` is a success.
                     let prev = s.status.as_ref().map_or(StatusSet::all(), |c| c.set);
+                    let now = prev.intersect(*set);
                     s.status = Some(StatusCtx {
-                        set: prev.intersect(*set),
+                        set: now,
                         span: *span,
                         reason: reason.clone(),
                     });
-                    s.outcome = s.outcome.refine(Outcome::of_statuses(*set));
+                    s.outcome = s.outcome.refine(Outcome::of_statuses(now));
                 }
                 if o == Outcome::Success {
                     s.err_arm = None;
