@@ -468,18 +468,22 @@ impl<'a> Builder<'a, '_> {
         // A `for` over a list of alternatives (addresses, mirrors) tries each once: not a retry.
         if let Expr::ForLoop(f) = l {
             // `for i in 0..resolvers.len() { resolvers[i].lookup(..) }` tries each one too.
+            // Also through what is derived from the index (`let reply = nodes[i].call(..)`).
             let indexes_alternatives = !extra_counters.is_empty()
-                && loop_vars.iter().any(|v| {
+                && loop_vars.iter().any(|v| !names::is_retry_word(v))
+                && derived_names(body, &loop_vars).iter().any(|v| {
                     !names::is_retry_word(v) && tested_ops_mention(&result, self.index, v)
                 });
             if indexes_alternatives {
                 return None;
             }
+            // An element of a list that is not a schedule is an alternative, whatever its name
+            // (`for attempt in ["NO_PROXY", "no_proxy"] { env::var(attempt) }`).
             if extra_counters.is_empty() && !loop_vars.is_empty() && !is_schedule_iter(&f.expr) {
                 let vars = derived_names(body, &loop_vars);
-                let uses_var = vars.iter().any(|v| {
-                    !names::is_retry_word(v) && tested_ops_mention(&result, self.index, v)
-                });
+                let uses_var = vars
+                    .iter()
+                    .any(|v| tested_ops_mention(&result, self.index, v));
                 if uses_var {
                     return None;
                 }
