@@ -9,13 +9,13 @@
 //! whatever its name, and a directory given explicitly is walked even if it is hidden or ignored.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::num::NonZeroUsize;
 use std::panic::{self, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use ignore::WalkBuilder;
@@ -391,19 +391,144 @@ fn settings_of<'a>(
     }
 }
 
-/// Whether `path` is in a package's integration tests or benchmarks: under a `tests` or
-/// `benches` directory whose parent holds a `Cargo.toml` (cargo's layout). Only directories
-/// with those names are looked at, so a file elsewhere costs no file-system call.
+/// Whether `path` is test code as a whole: in a package's integration tests or benchmarks (under
+/// a `tests` or `benches` directory whose parent holds a `Cargo.toml`, cargo's layout), or a
+/// module declared under `#[cfg(test)]` (`#[cfg(test)] mod test_util;` in its parent module's
+/// file), or a module inside one.
 #[must_use]
 pub fn is_test_target(path: &Path) -> bool {
-    path.ancestors().skip(1).any(|dir| {
+    let in_test_dir = path.ancestors().skip(1).any(|dir| {
         matches!(
             dir.file_name().and_then(|n| n.to_str()),
             Some("tests" | "benches")
         ) && dir
             .parent()
             .is_some_and(|pkg| pkg.join("Cargo.toml").is_file())
-    })
+    });
+    in_test_dir || is_test_module(path, 0)
+}
+
+/// Whether the module of the file `path` is declared under `#[cfg(test)]` in its parent
+/// module's file, or its parent module is (up to 16 levels).
+fn is_test_module(path: &Path, depth: usize) -> bool {
+    if depth > 16 {
+        return false;
+    }
+    let Some(stem) = path.file_stem().and_then(|s| s.to_str()) else {
+        return false;
+    };
+    let Some(dir) = path.parent() else {
+        return false;
+    };
+    // `a/x.rs` is module `x` of `a`; `a/x/mod.rs` is module `x` of `a` too.
+    let (name, parent_dir) = match stem {
+        "lib" | "main" => return false,
+        "mod" => match (dir.file_name().and_then(|n| n.to_str()), dir.parent()) {
+            (Some(name), Some(up)) => (name, up),
+            _ => return false,
+        },
+        name => (name, dir),
+    };
+    let Some(parent) = parent_module_file(parent_dir) else {
+        return false;
+    };
+    if test_modules_declared_in(&parent).contains(name) {
+        return true;
+    }
+    // The parent's own answer, shared by its other modules.
+    static PARENTS: OnceLock<Mutex<HashMap<PathBuf, bool>>> = OnceLock::new();
+    let parents = PARENTS.get_or_init(Mutex::default);
+    if let Some(known) = parents.lock().ok().and_then(|p| p.get(&parent).copied()) {
+        return known;
+    }
+    let answer = is_test_module(&parent, depth + 1);
+    if let Ok(mut p) = parents.lock() {
+        p.insert(parent, answer);
+    }
+    answer
+}
+
+/// The file of the module whose submodules live in `dir`: `dir/mod.rs`, `dir/lib.rs`,
+/// `dir/main.rs` or `dir.rs` beside it (looked up once per directory).
+fn parent_module_file(dir: &Path) -> Option<PathBuf> {
+    static FILES: OnceLock<Mutex<HashMap<PathBuf, Option<PathBuf>>>> = OnceLock::new();
+    let files = FILES.get_or_init(Mutex::default);
+    if let Some(known) = files.lock().ok().and_then(|f| f.get(dir).cloned()) {
+        return known;
+    }
+    let mut candidates = vec![dir.join("mod.rs"), dir.join("lib.rs"), dir.join("main.rs")];
+    if let (Some(up), Some(name)) = (dir.parent(), dir.file_name()) {
+        let mut sibling = name.to_os_string();
+        sibling.push(".rs");
+        candidates.push(up.join(sibling));
+    }
+    let found = candidates.into_iter().find(|p| p.is_file());
+    if let Ok(mut f) = files.lock() {
+        f.insert(dir.to_path_buf(), found.clone());
+    }
+    found
+}
+
+/// The modules a file declares under `#[cfg(test)]` (`#[cfg(test)]\nmod tests;`), read once per
+/// file and version (its modification time) for the whole process.
+fn test_modules_declared_in(file: &Path) -> Arc<HashSet<String>> {
+    type Cache = Mutex<HashMap<PathBuf, (Option<std::time::SystemTime>, Arc<HashSet<String>>)>>;
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    let modified = std::fs::metadata(file).and_then(|m| m.modified()).ok();
+    let cache = CACHE.get_or_init(Cache::default);
+    if let Ok(cache) = cache.lock() {
+        if let Some((at, names)) = cache.get(file) {
+            if *at == modified {
+                return Arc::clone(names);
+            }
+        }
+    }
+    let names = Arc::new(
+        std::fs::read_to_string(file)
+            .map(|text| test_module_names(&text))
+            .unwrap_or_default(),
+    );
+    if let Ok(mut cache) = cache.lock() {
+        cache.insert(file.to_path_buf(), (modified, Arc::clone(&names)));
+    }
+    names
+}
+
+/// The names of `mod name;` declarations whose attributes (on the lines just above) include a
+/// `cfg` on `test` (`#[cfg(test)]`, `#[cfg(any(test, feature = "testing"))]`; not
+/// `cfg(not(test))`).
+fn test_module_names(text: &str) -> HashSet<String> {
+    let mut names = HashSet::new();
+    let mut test_attr = false;
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with("#[") {
+            let is_test_cfg = line.contains("cfg")
+                && !line.contains("not(")
+                && line
+                    .split(|c: char| !c.is_alphanumeric() && c != '_')
+                    .any(|w| w == "test");
+            test_attr |= is_test_cfg;
+            continue;
+        }
+        if line.is_empty() || line.starts_with("//") {
+            continue;
+        }
+        if test_attr {
+            let decl = line
+                .strip_prefix("pub(crate) ")
+                .or_else(|| line.strip_prefix("pub(super) "))
+                .or_else(|| line.strip_prefix("pub "))
+                .unwrap_or(line);
+            if let Some(rest) = decl.strip_prefix("mod ") {
+                if let Some(name) = rest.strip_suffix(';') {
+                    names.insert(name.trim().to_owned());
+                }
+            }
+        }
+        test_attr = false;
+    }
+    names
 }
 
 /// The checked files grouped by crate (the nearest directory above them with a `Cargo.toml`;
@@ -869,5 +994,20 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         s.clone()
     } else {
         "the analysis panicked".to_owned()
+    }
+}
+
+#[cfg(test)]
+mod test_module_tests {
+    use super::test_module_names;
+
+    #[test]
+    fn modules_declared_under_cfg_test_are_told_from_the_others() {
+        let text = "mod server;\n#[cfg(test)]\nmod test_util;\n#[cfg(not(test))]\nmod real;\n\
+                    #[cfg(any(test, feature = \"testing\"))]\n#[allow(dead_code)]\npub(crate) mod mocks;\n\
+                    #[cfg(test)]\nmod inline {\n}\n#[cfg(feature = \"latest\")]\nmod latest;\n";
+        let mut names: Vec<String> = test_module_names(text).into_iter().collect();
+        names.sort();
+        assert_eq!(names, ["mocks", "test_util"]);
     }
 }
