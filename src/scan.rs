@@ -411,6 +411,8 @@ pub fn is_test_target(path: &Path) -> bool {
 /// Whether the module of the file `path` is declared under `#[cfg(test)]` in its parent
 /// module's file, or its parent module is (up to 16 levels).
 fn is_test_module(path: &Path, depth: usize) -> bool {
+    // The answer for each parent module file, shared by its other modules.
+    static PARENTS: OnceLock<Mutex<HashMap<PathBuf, bool>>> = OnceLock::new();
     if depth > 16 {
         return false;
     }
@@ -435,8 +437,6 @@ fn is_test_module(path: &Path, depth: usize) -> bool {
     if test_modules_declared_in(&parent).contains(name) {
         return true;
     }
-    // The parent's own answer, shared by its other modules.
-    static PARENTS: OnceLock<Mutex<HashMap<PathBuf, bool>>> = OnceLock::new();
     let parents = PARENTS.get_or_init(Mutex::default);
     if let Some(known) = parents.lock().ok().and_then(|p| p.get(&parent).copied()) {
         return known;
