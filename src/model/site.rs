@@ -471,7 +471,7 @@ impl<'a> Builder<'a, '_> {
             // Also through what is derived from the index (`let reply = nodes[i].call(..)`).
             let indexes_alternatives = !extra_counters.is_empty()
                 && loop_vars.iter().any(|v| !names::is_retry_word(v))
-                && derived_names(body, &loop_vars).iter().any(|v| {
+                && derived_names(body, &loop_vars, true).iter().any(|v| {
                     !names::is_retry_word(v) && tested_ops_mention(&result, self.index, v)
                 });
             if indexes_alternatives {
@@ -480,7 +480,7 @@ impl<'a> Builder<'a, '_> {
             // An element of a list that is not a schedule is an alternative, whatever its name
             // (`for attempt in ["NO_PROXY", "no_proxy"] { env::var(attempt) }`).
             if extra_counters.is_empty() && !loop_vars.is_empty() && !is_schedule_iter(&f.expr) {
-                let vars = derived_names(body, &loop_vars);
+                let vars = derived_names(body, &loop_vars, true);
                 let uses_var = vars
                     .iter()
                     .any(|v| tested_ops_mention(&result, self.index, v));
@@ -497,7 +497,7 @@ impl<'a> Builder<'a, '_> {
             _ => Vec::new(),
         };
         // Each pass uses what it drew (directly or through `let endpoint = &endpoints[idx]`).
-        let drawn = derived_names(body, &drawn);
+        let drawn = derived_names(body, &drawn, false);
         if drawn
             .iter()
             .any(|v| !names::is_retry_word(v) && tested_ops_mention(&result, self.index, v))
@@ -2253,17 +2253,33 @@ fn passed_to_call(body: &Block, key: &str) -> bool {
     p.found
 }
 
-/// `names`, and the `let`s of `body` computed from them (`let body = Request { model, .. }`).
-fn derived_names(body: &Block, names: &[String]) -> Vec<String> {
+/// `names`, and the `let`s of `body` computed from them (`let body = Request { model, .. }`);
+/// `from_pattern`: the names are bound by the loop's pattern, not by a `let` of the body.
+fn derived_names(body: &Block, names: &[String], from_pattern: bool) -> Vec<String> {
     let _guard = crate::budget::enter();
     let mut out = names.to_vec();
+    // Names bound so far: a name of `names` bound again by a `let` of its own (`let key =
+    // Uuid::new_v4()` over a loop variable `key`) no longer holds what was drawn. The `let`
+    // that draws a name (`let idx = match hosts.pick_next() ..`) is its first binding.
+    let mut bound_before: Vec<String> = if from_pattern {
+        names.to_vec()
+    } else {
+        Vec::new()
+    };
     for stmt in &body.stmts {
         if let syn::Stmt::Local(l) = stmt {
-            if let Some(init) = &l.init {
-                if out.iter().any(|n| super::values::mentions(&init.expr, n)) {
-                    pat_bindings(&l.pat, &mut out);
-                }
+            let mut bound = Vec::new();
+            pat_bindings(&l.pat, &mut bound);
+            let derived = l
+                .init
+                .as_ref()
+                .is_some_and(|init| out.iter().any(|n| super::values::mentions(&init.expr, n)));
+            if derived {
+                out.extend(bound.iter().cloned());
+            } else {
+                out.retain(|n| !(bound.contains(n) && bound_before.contains(n)));
             }
+            bound_before.extend(bound);
         }
     }
     out
