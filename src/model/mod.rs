@@ -12,6 +12,7 @@ mod names;
 mod policies;
 mod policy_values;
 mod scope;
+mod select;
 mod site;
 mod span;
 mod status;

@@ -68,6 +68,8 @@ pub struct FileScope<'a> {
     following: RefCell<Vec<usize>>,
     /// While visiting: the type of the `impl` (or the trait) being visited.
     owner: Option<&'a syn::Ident>,
+    /// The futures of the file's `select!` branches, by invocation (see [`super::select`]).
+    pub selects: Option<&'a HashMap<super::select::SelectKey, Vec<Expr>>>,
     /// Definitions of other files of the crate (see [`FileScope::import`]): consulted for a
     /// name this file does not define.
     imported: Imported<'a>,
@@ -274,6 +276,17 @@ impl<'a> FileScope<'a> {
     #[must_use]
     pub fn via_of(&self, path: &syn::Path) -> Via {
         Via::of_path(&self.resolve(path), None)
+    }
+
+    /// The futures raced by a `select!` invocation of this file (none for another macro).
+    #[must_use]
+    pub fn select_futures(&self, m: &syn::Macro) -> &'a [Expr] {
+        match self.selects {
+            Some(selects) if super::select::is_select(m) => selects
+                .get(&super::select::key_of(m))
+                .map_or(&[], Vec::as_slice),
+            _ => &[],
+        }
     }
 
     /// The value of a `const`/`static` named by the last segment of a path.

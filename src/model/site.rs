@@ -41,7 +41,9 @@ pub fn extract_in(
     let mut bodies = Vec::new();
     macro_bodies(&file.items, &mut bodies, 0);
     let files: Vec<&syn::File> = std::iter::once(file).chain(bodies.iter()).collect();
+    let selects = super::select::collect(&files);
     let mut scope = FileScope::new(ext.clone());
+    scope.selects = Some(&selects);
     let mut timeouts = TimeoutCalls::default();
     for f in &files {
         scope.visit_file(f);
@@ -2833,6 +2835,15 @@ fn is_timed_name(name: &str) -> bool {
 }
 
 impl<'a> Visit<'a> for SleepFinder<'a, '_> {
+    // `tokio::select! { _ = sleep(d) => {}, _ = token.cancelled() => return }`: the raced
+    // futures wait like any other code of the loop.
+    fn visit_macro(&mut self, m: &'a syn::Macro) {
+        let _guard = crate::budget::enter();
+        for future in self.scope.select_futures(m) {
+            self.visit_expr(future);
+        }
+    }
+
     fn visit_expr(&mut self, e: &'a Expr) {
         let _guard = crate::budget::enter();
         match e {
