@@ -506,6 +506,17 @@ impl<'a> Builder<'a, '_> {
         {
             return None;
         }
+        // `let c = self.queues[i].get(); i += 1;`: a position stepped each pass and used to
+        // index what the operation is asked of walks a list (the next queue, the next
+        // replica), a search.
+        if stepped_index_vars(body).iter().any(|v| {
+            !names::is_retry_word(v)
+                && !names::is_counter_name(v)
+                && (tested_ops_index_with(&result, self.index, v)
+                    || !lets_indexing_with(body, v).is_empty())
+        }) {
+            return None;
+        }
         // An attempt counter: the `for` range, or a count stepped on a path that goes round
         // again or tested on a way out (not any `+= 1` in the body, such as a tally of items).
         // Following redirects or a cursor: the operation's input is replaced by what the last
@@ -2282,6 +2293,83 @@ fn derived_names(body: &Block, names: &[String], from_pattern: bool) -> Vec<Stri
                 out.retain(|n| !(bound.contains(n) && bound_before.contains(n)));
             }
             bound_before.extend(bound);
+        }
+    }
+    out
+}
+
+/// The variables a loop body steps (`i += 1`, `i = (i + 1) % n`, `i = 0`), not inside
+/// closures.
+fn stepped_index_vars(body: &Block) -> Vec<String> {
+    struct V(Vec<String>);
+    impl<'v> Visit<'v> for V {
+        fn visit_expr(&mut self, e: &'v Expr) {
+            let _guard = crate::budget::enter();
+            let target = match e {
+                Expr::Closure(_) => return,
+                Expr::Assign(a) => Some(&*a.left),
+                Expr::Binary(b) if matches!(b.op, syn::BinOp::AddAssign(_)) => Some(&*b.left),
+                _ => None,
+            };
+            if let Some(Expr::Path(p)) = target {
+                if let Some(id) = p.path.get_ident() {
+                    self.0.push(id.to_string());
+                }
+            }
+            syn::visit::visit_expr(self, e);
+        }
+
+        fn visit_item(&mut self, _: &'v syn::Item) {}
+    }
+    let mut v = V(Vec::new());
+    v.visit_block(body);
+    v.0.sort();
+    v.0.dedup();
+    v.0
+}
+
+/// Whether an operation the loop tests indexes with `var` (`self.queues[i].get()`,
+/// `nodes[i % n]`).
+fn tested_ops_index_with(r: &FlowResult, index: &LineIndex<'_>, var: &str) -> bool {
+    r.tested_exprs
+        .iter()
+        .any(|s| indexes_with(index.text(*s), var))
+}
+
+/// Whether code text indexes with `var` (`[i]`, `[i % n]`).
+fn indexes_with(text: &str, var: &str) -> bool {
+    text.match_indices('[').any(|(at, _)| {
+        let rest = text[at + 1..].trim_start();
+        rest.strip_prefix(var)
+            .is_some_and(|after| !after.starts_with(|c: char| c.is_alphanumeric() || c == '_'))
+    })
+}
+
+/// The names the top of a loop body binds to what an element indexed with `var` is asked
+/// (`let connection = self.queues[i].get();`; not `let d = DELAYS[i];`).
+fn lets_indexing_with(body: &Block, var: &str) -> Vec<String> {
+    /// A call made on an element indexed with `var`, through awaits, `?` and fields.
+    fn asks_indexed(e: &Expr, var: &str, called: bool) -> bool {
+        let _guard = crate::budget::enter();
+        match e {
+            Expr::MethodCall(m) => asks_indexed(&m.receiver, var, true),
+            Expr::Await(a) => asks_indexed(&a.base, var, called),
+            Expr::Try(t) => asks_indexed(&t.expr, var, called),
+            Expr::Field(f) => asks_indexed(&f.base, var, called),
+            Expr::Paren(p) => asks_indexed(&p.expr, var, called),
+            Expr::Index(i) => called && super::values::mentions(&i.index, var),
+            _ => false,
+        }
+    }
+    let mut out = Vec::new();
+    for stmt in &body.stmts {
+        if let syn::Stmt::Local(l) = stmt {
+            if l.init
+                .as_ref()
+                .is_some_and(|init| asks_indexed(&init.expr, var, false))
+            {
+                pat_bindings(&l.pat, &mut out);
+            }
         }
     }
     out
