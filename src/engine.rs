@@ -334,7 +334,16 @@ fn check_within_budget(
     }
     // Only what the crate-wide pass needs is kept (most files have nothing), not the file's
     // every function name: memory stays bounded by the files in flight.
-    let defines = |name: &String| file_model.defined_fns.binary_search(name).is_ok();
+    // A call that reaches a function of this file means that one (the per-file check covers
+    // it); `Vec::new()` in a file that defines `StoreClient::new` does not.
+    let defines = |call: &model::Call| {
+        let fns = &file_model.defined_fns;
+        let from = fns.partition_point(|(n, _)| n < &call.name);
+        fns[from..]
+            .iter()
+            .take_while(|(n, _)| *n == call.name)
+            .any(|(_, owner)| call.via.reaches(owner.as_deref()))
+    };
     let mut facts = CrateFacts {
         defines: file_model.defined_keys.clone(),
         unresolved: if file_model.sites.is_empty() {
@@ -354,7 +363,7 @@ fn check_within_budget(
             .flat_map(|s| {
                 s.calls
                     .iter()
-                    .filter(|c| c.name != s.function && !defines(&c.name))
+                    .filter(|c| c.name != s.function && !defines(c))
                     .map(|c| SiteCall {
                         callee: c.name.clone(),
                         via: c.via.clone(),

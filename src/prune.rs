@@ -17,8 +17,9 @@
 //!   backoff strategy, see [`crate::model`]) keeps its body too.
 //! - **A whole `const` or `static` item** (with its attributes and the comments before it),
 //!   unless it holds one of those identifiers.
-//! - **The inside of a `struct`, `enum`, `union` or `extern` block**, unless it names `ureq`:
-//!   the analysis reads no field, variant or foreign item.
+//! - **The inside of an `enum`, `union` or `extern` block**, unless it names `ureq`: the
+//!   analysis reads no variant or foreign item (a `struct`'s fields it reads: their types say
+//!   what `self.field.method()` calls).
 //!
 //! A function or constant that the kept code names is kept as well (the analysis reads a called
 //! function's body and a constant's value by their name), repeated until nothing changes.
@@ -366,7 +367,9 @@ fn item_list(tokens: &[Token], cx: &Items<'_>, from: usize, to: usize, out: &mut
                 let names_ureq = tokens[open + 1..matching[open]]
                     .iter()
                     .any(|t| t.kind == Kind::Ident && t.is_ureq);
-                if !names_ureq && open + 1 < matching[open] {
+                // A struct's fields say what `self.field.method()` calls.
+                let is_struct = &cx.text[tokens[name].start..tokens[name].end] == "struct";
+                if !names_ureq && !is_struct && open + 1 < matching[open] {
                     out.push(Piece {
                         kind: PieceKind::Blank,
                         name: 0,
@@ -922,13 +925,14 @@ mod tests {
 
     #[test]
     fn a_where_clause_ending_in_a_comma_is_followed_by_the_block() {
-        // The struct's body is blanked; the function named by kept code is kept.
+        // The struct's body is kept (its fields are read); the function named by kept code is
+        // kept, though the struct's `where` clause ends in a comma.
         let src = "struct P<S>\nwhere\n    S: Pool + 'static,\n{\n    pool: S,\n}\n\
                    impl<S> P<S>\nwhere\n    S: Pool,\n{\n    fn run(&self) { loop { make(); } }\n}\n\
                    fn make() -> u32 { let answer = 42; answer }\n\
                    fn g<const N: usize>() -> Foo<A, { N }> where Bar<{ N }>: Sized { 7 }\n";
         let out = blanked(src);
-        assert!(!out.contains("pool: S"), "{out}");
+        assert!(out.contains("pool: S"), "{out}");
         assert!(out.contains("let answer = 42; answer"), "{out}");
         assert!(
             out.contains("Foo<A, { N }> where Bar<{ N }>: Sized {"),
@@ -938,15 +942,12 @@ mod tests {
     }
 
     #[test]
-    fn struct_enum_and_extern_bodies_are_blanked_but_not_macro_calls() {
+    fn enum_and_extern_bodies_are_blanked_but_not_structs_or_macro_calls() {
         let src = "struct S { a: u32 }\nenum E { A = 1, B }\nextern \"C\" { fn f(); }\n\
                    union! { fn g() { let x = 1; } }\ncfg_if! { if #[cfg(x)] { fn h() {} } }\n\
                    struct T { agent: ureq::Agent }\n";
         let out = blanked(src);
-        assert!(
-            out.contains("struct S {") && !out.contains("a: u32"),
-            "{out}"
-        );
+        assert!(out.contains("struct S { a: u32 }"), "{out}");
         assert!(!out.contains("A = 1") && !out.contains("fn f();"), "{out}");
         assert!(out.contains("union! { fn g() { let x = 1; } }"), "{out}");
         assert!(

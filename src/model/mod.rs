@@ -140,7 +140,7 @@ pub struct FileModel {
     /// function) and where they retry.
     pub retrying_fns: Vec<(String, Option<String>, Span)>,
     /// Every function and method name the file defines (sorted).
-    pub defined_fns: Vec<String>,
+    pub defined_fns: Vec<(String, Option<String>)>,
     /// Every function, method, `const` and `static` name the file defines, as
     /// [`name_key`]s (sorted, without duplicates).
     pub defined_keys: Vec<u64>,
@@ -173,6 +173,9 @@ pub enum Via {
     /// `Type::name(..)`, `Self::name(..)` (the enclosing impl's type): an associated function
     /// or method of that type.
     Type(String),
+    /// `self.field.name(..)`: a method of the field's type, once the enclosing type's fields
+    /// are known (see [`Via::in_impl_of`]); a field of a type not known reaches nothing.
+    Field(String),
 }
 
 impl Via {
@@ -182,6 +185,7 @@ impl Via {
     pub fn reaches(&self, owner: Option<&str>) -> bool {
         match self {
             Via::Method => owner.is_some(),
+            Via::Field(_) => false,
             Via::Free => owner.is_none(),
             // `Self::name` outside a known impl: any method or associated function.
             Via::Type(ty) if ty == "Self" => owner.is_some(),
@@ -194,17 +198,27 @@ impl Via {
     pub fn reaches_ident(&self, owner: Option<&syn::Ident>) -> bool {
         match self {
             Via::Method => owner.is_some(),
+            Via::Field(_) => false,
             Via::Free => owner.is_none(),
             Via::Type(ty) if ty == "Self" => owner.is_some(),
             Via::Type(ty) => owner.is_some_and(|o| o == ty),
         }
     }
 
-    /// `Self::name` read in a method of `owner`.
+    /// `Self::name` and `self.field.name` read in a method of `owner`; `field_type` gives the
+    /// type of one of `owner`'s fields (`None`: not known, the call stays any method).
     #[must_use]
-    pub fn in_impl_of(self, owner: Option<&str>) -> Via {
+    pub fn in_impl_of(
+        self,
+        owner: Option<&str>,
+        field_type: impl Fn(&str) -> Option<String>,
+    ) -> Via {
         match (self, owner) {
             (Via::Type(ty), Some(o)) if ty == "Self" => Via::Type(o.to_owned()),
+            (Via::Field(field), Some(_)) => match field_type(&field) {
+                Some(ty) => Via::Type(ty),
+                None => Via::Field(field),
+            },
             (via, _) => via,
         }
     }

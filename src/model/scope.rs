@@ -20,6 +20,30 @@ pub struct LocalFn<'a> {
     pub owner: Option<&'a syn::Ident>,
 }
 
+/// The name of the type a field holds, through shared and locked wrappers (`Arc<Mutex<Client>>`
+/// → `Client`); `None` for a generic parameter's wrappers it cannot see through.
+fn held_type(ty: &syn::Type) -> Option<String> {
+    let _guard = crate::budget::enter();
+    let syn::Type::Path(p) = ty else {
+        return type_ident(ty).map(ToString::to_string);
+    };
+    let last = p.path.segments.last()?;
+    let wrapper = matches!(
+        last.ident.to_string().as_str(),
+        "Arc" | "Rc" | "Box" | "Mutex" | "RwLock" | "RefCell" | "Cell" | "OnceCell" | "OnceLock"
+    );
+    if wrapper {
+        if let syn::PathArguments::AngleBracketed(args) = &last.arguments {
+            return args.args.iter().find_map(|a| match a {
+                syn::GenericArgument::Type(inner) => held_type(inner),
+                _ => None,
+            });
+        }
+        return None;
+    }
+    Some(last.ident.to_string())
+}
+
 /// The name of the type an `impl` block is for (`Uploader` in `impl<S> Uploader<S>`).
 #[must_use]
 pub fn type_ident(ty: &syn::Type) -> Option<&syn::Ident> {
@@ -68,6 +92,9 @@ pub struct FileScope<'a> {
     following: RefCell<Vec<usize>>,
     /// While visiting: the type of the `impl` (or the trait) being visited.
     owner: Option<&'a syn::Ident>,
+    /// The fields of the file's structs and their types' names (`client: Arc<StoreClient>` →
+    /// `StoreClient`: through `Arc`, `Box`, `Rc`, `Mutex`, `RwLock` and the like).
+    pub struct_fields: HashMap<String, HashMap<String, String>>,
     /// The futures of the file's `select!` branches, by invocation (see [`super::select`]).
     pub selects: Option<&'a HashMap<super::select::SelectKey, Vec<Expr>>>,
     /// Definitions of other files of the crate (see [`FileScope::import`]): consulted for a
@@ -475,6 +502,19 @@ impl<'a> Visit<'a> for FileScope<'a> {
         let owner = self.owner.take();
         syn::visit::visit_item_fn(self, node);
         self.owner = owner;
+    }
+
+    fn visit_item_struct(&mut self, node: &'a syn::ItemStruct) {
+        let _guard = crate::budget::enter();
+        let fields: HashMap<String, String> = node
+            .fields
+            .iter()
+            .filter_map(|f| Some((f.ident.as_ref()?.to_string(), held_type(&f.ty)?)))
+            .collect();
+        if !fields.is_empty() {
+            self.struct_fields.insert(node.ident.to_string(), fields);
+        }
+        syn::visit::visit_item_struct(self, node);
     }
 
     fn visit_item_impl(&mut self, node: &'a syn::ItemImpl) {

@@ -51,6 +51,15 @@ pub fn extract_in(
     }
     let mut defined: Vec<String> = scope.fns.keys().cloned().collect();
     defined.sort();
+    // Each function with the type whose method it is (for telling which calls reach it).
+    let defined_fns: Vec<(String, Option<String>)> = defined
+        .iter()
+        .flat_map(|name| {
+            scope.fns[name]
+                .iter()
+                .map(move |f| (name.clone(), f.owner.map(ToString::to_string)))
+        })
+        .collect();
     let defined_consts: Vec<&String> = scope.consts.keys().collect();
     let mut defined_keys: Vec<u64> = defined
         .iter()
@@ -89,7 +98,7 @@ pub fn extract_in(
     FileModel {
         sites: b.sites,
         retrying_fns: b.retrying_fns,
-        defined_fns: defined,
+        defined_fns,
         defined_keys,
         unresolved: scope.missed(),
     }
@@ -321,9 +330,12 @@ impl<'a> Builder<'a, '_> {
         for site in &mut self.sites[before..] {
             site.function.clone_from(&name);
             let owner = f.owner.map(ToString::to_string);
+            let fields = owner
+                .as_deref()
+                .and_then(|o| self.scope.struct_fields.get(o));
             for call in &mut site.calls {
-                call.via =
-                    std::mem::replace(&mut call.via, super::Via::Free).in_impl_of(owner.as_deref());
+                call.via = std::mem::replace(&mut call.via, super::Via::Free)
+                    .in_impl_of(owner.as_deref(), |field| fields?.get(field).cloned());
             }
             if matches!(site.kind, SiteKind::Helper | SiteKind::Policy) {
                 continue;
@@ -1445,6 +1457,19 @@ impl<'a> Visit<'a> for AttemptVisitor<'a, '_> {
                 };
                 if write {
                     self.writes.push(self.index.of(&m.method));
+                }
+                // `self.store.fetch(..)`: a method of the field's type (worked out once the
+                // enclosing type is known).
+                if let Expr::Field(f) = &*m.receiver {
+                    if let (Expr::Path(p), syn::Member::Named(field)) = (&*f.base, &f.member) {
+                        if p.path.is_ident("self") {
+                            self.calls.push(super::Call {
+                                name: name.clone(),
+                                via: super::Via::Field(field.to_string()),
+                                span: self.index.of(e),
+                            });
+                        }
+                    }
                 }
                 if matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self")) {
                     if self.local_write(&name, &super::Via::Method) {
