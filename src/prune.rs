@@ -18,8 +18,9 @@
 //! - **A whole `const` or `static` item** (with its attributes and the comments before it),
 //!   unless it holds one of those identifiers.
 //! - **The inside of an `enum`, `union` or `extern` block**, unless it names `ureq`: the
-//!   analysis reads no variant or foreign item (a `struct`'s fields it reads: their types say
-//!   what `self.field.method()` calls).
+//!   analysis reads no variant or foreign item; and of a `struct` in a file where no function
+//!   body is kept by itself (a `struct`'s fields are read: their types say what
+//!   `self.field.method()` calls).
 //!
 //! A function or constant that the kept code names is kept as well (the analysis reads a called
 //! function's body and a constant's value by their name), repeated until nothing changes.
@@ -76,6 +77,7 @@ fn pruned_lexed(text: &str, tokens: &[Token], ext: &Extensions) -> Option<String
         matching: &matching,
         iterators: &iterator_types(text, tokens),
         in_policy_impl: false,
+        impl_type: None,
     };
     item_list(tokens, &items, 0, tokens.len(), &mut pieces);
     let word = |t: &Token| &text[t.start..t.end];
@@ -99,8 +101,19 @@ fn pruned_lexed(text: &str, tokens: &[Token], ext: &Extensions) -> Option<String
             }
             PieceKind::Value => idents(piece.from, piece.to)
                 .any(|w| !matches!(w, "const" | "static" | "mut") && keeps(w, ext)),
-            PieceKind::Blank => false,
+            PieceKind::Blank | PieceKind::Fields => false,
         };
+    }
+    // A struct whose methods are analysed keeps its fields.
+    let analysed: HashSet<&str> = pieces
+        .iter()
+        .filter(|p| p.kind == PieceKind::Body && p.kept)
+        .filter_map(|p| p.type_name.map(|t| word(&tokens[t])))
+        .collect();
+    for piece in pieces.iter_mut().filter(|p| p.kind == PieceKind::Fields) {
+        piece.kept = piece
+            .type_name
+            .is_some_and(|t| analysed.contains(word(&tokens[t])));
     }
     if pieces.iter().all(|p| p.kept) {
         return None;
@@ -110,11 +123,14 @@ fn pruned_lexed(text: &str, tokens: &[Token], ext: &Extensions) -> Option<String
     // parsed names.
     let candidates: HashSet<&str> = pieces
         .iter()
-        .filter(|p| !p.kept && p.kind != PieceKind::Blank)
+        .filter(|p| !p.kept && !matches!(p.kind, PieceKind::Blank | PieceKind::Fields))
         .map(|p| word(&tokens[p.name]))
         .collect();
     let mut declared = vec![false; tokens.len()];
-    for piece in pieces.iter().filter(|p| p.kind != PieceKind::Blank) {
+    for piece in pieces
+        .iter()
+        .filter(|p| !matches!(p.kind, PieceKind::Blank | PieceKind::Fields))
+    {
         declared[piece.name] = true;
     }
     let mut mentioned: HashSet<&str> = HashSet::new();
@@ -139,7 +155,7 @@ fn pruned_lexed(text: &str, tokens: &[Token], ext: &Extensions) -> Option<String
         let mut newly = Vec::new();
         for (i, piece) in pieces.iter_mut().enumerate() {
             if !piece.kept
-                && piece.kind != PieceKind::Blank
+                && !matches!(piece.kind, PieceKind::Blank | PieceKind::Fields)
                 && mentioned.contains(word(&tokens[piece.name]))
             {
                 piece.kept = true;
@@ -245,6 +261,9 @@ struct Items<'t> {
     iterators: &'t HashSet<&'t str>,
     /// Inside an `impl` block of a retry policy type.
     in_policy_impl: bool,
+    /// Inside an `impl` block: the token of its type's name (`Client` in `impl<C> Tr for
+    /// Client<C>`).
+    impl_type: Option<usize>,
 }
 
 /// The `T` of every `Iterator for T` in the file.
@@ -277,6 +296,9 @@ struct Piece {
     /// A method of an `impl` block of a retry policy type (named for retrying, or an iterator):
     /// its constructors and `Default` are the policy's values.
     in_policy_impl: bool,
+    /// For a body: the token of the name of the type whose `impl` it is in. For `Fields`: the
+    /// token of the struct's name.
+    type_name: Option<usize>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -285,9 +307,13 @@ enum PieceKind {
     Body,
     /// A whole `const` or `static` item.
     Value,
-    /// The inside of a `struct`, `enum` or `union` body or of an `extern` block: nothing the
-    /// analysis reads, blanked unless it names `ureq`.
+    /// The inside of an `enum` or `union` body or of an `extern` block: nothing the analysis
+    /// reads, blanked unless it names `ureq`.
     Blank,
+    /// The inside of a `struct` body: its fields' types say what `self.field.method()` calls,
+    /// kept when a function body of the file is kept by itself (a file with nothing to analyse
+    /// reads no field).
+    Fields,
 }
 
 /// What an item of an item list is, from its first keyword.
@@ -350,6 +376,7 @@ fn item_list(tokens: &[Token], cx: &Items<'_>, from: usize, to: usize, out: &mut
                 bytes: inside(open),
                 kept: false,
                 in_policy_impl: cx.in_policy_impl,
+                type_name: cx.impl_type,
             }),
             (ItemKind::Items, Some(open)) => {
                 let word = |t: &Token| &cx.text[t.start..t.end];
@@ -357,8 +384,14 @@ fn item_list(tokens: &[Token], cx: &Items<'_>, from: usize, to: usize, out: &mut
                     t.kind == Kind::Ident
                         && (crate::model::is_retry_word(word(t)) || cx.iterators.contains(word(t)))
                 });
+                let is_impl = word(&tokens[name]) == "impl";
                 let inner = Items {
-                    in_policy_impl: policy && word(&tokens[name]) == "impl",
+                    in_policy_impl: policy && is_impl,
+                    impl_type: if is_impl {
+                        impl_type_name(cx.text, tokens, cx.matching, name + 1, open)
+                    } else {
+                        None
+                    },
                     ..*cx
                 };
                 item_list(tokens, &inner, open + 1, matching[open], out);
@@ -369,9 +402,13 @@ fn item_list(tokens: &[Token], cx: &Items<'_>, from: usize, to: usize, out: &mut
                     .any(|t| t.kind == Kind::Ident && t.is_ureq);
                 // A struct's fields say what `self.field.method()` calls.
                 let is_struct = &cx.text[tokens[name].start..tokens[name].end] == "struct";
-                if !names_ureq && !is_struct && open + 1 < matching[open] {
+                if !names_ureq && open + 1 < matching[open] {
                     out.push(Piece {
-                        kind: PieceKind::Blank,
+                        kind: if is_struct {
+                            PieceKind::Fields
+                        } else {
+                            PieceKind::Blank
+                        },
                         name: 0,
                         header: start,
                         from: open + 1,
@@ -379,6 +416,9 @@ fn item_list(tokens: &[Token], cx: &Items<'_>, from: usize, to: usize, out: &mut
                         bytes: inside(open),
                         kept: false,
                         in_policy_impl: false,
+                        type_name: (is_struct
+                            && tokens.get(name + 1).is_some_and(|t| t.kind == Kind::Ident))
+                        .then_some(name + 1),
                     });
                 }
             }
@@ -395,6 +435,7 @@ fn item_list(tokens: &[Token], cx: &Items<'_>, from: usize, to: usize, out: &mut
                     ),
                     kept: false,
                     in_policy_impl: false,
+                    type_name: None,
                 });
             }
             _ => {}
@@ -405,6 +446,39 @@ fn item_list(tokens: &[Token], cx: &Items<'_>, from: usize, to: usize, out: &mut
 
 /// The kind of the item starting at `i`, and the token index of its name (for `fn`, `const`,
 /// `static`), of the `!` of a macro call, or of the keyword.
+/// The token of the type's name in an `impl` header (`tokens[from..to]`, after `impl`): the
+/// last identifier outside angle brackets, after `for` if there is one, before `where`.
+fn impl_type_name(
+    text: &str,
+    tokens: &[Token],
+    matching: &[usize],
+    from: usize,
+    to: usize,
+) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut last = None;
+    let mut i = from;
+    while i < to {
+        let t = &tokens[i];
+        match t.kind {
+            Kind::Punct(b'<') => depth += 1,
+            Kind::Punct(b'>') => depth = depth.saturating_sub(1),
+            Kind::Open(_) => {
+                i = matching[i] + 1;
+                continue;
+            }
+            Kind::Ident if depth == 0 => match &text[t.start..t.end] {
+                "where" => break,
+                "for" | "dyn" | "unsafe" | "impl" => {}
+                _ => last = Some(i),
+            },
+            _ => {}
+        }
+        i += 1;
+    }
+    last
+}
+
 fn item_kind(tokens: &[Token], matching: &[usize], mut i: usize, to: usize) -> (ItemKind, usize) {
     while i < to {
         let t = &tokens[i];
@@ -942,12 +1016,18 @@ mod tests {
     }
 
     #[test]
-    fn enum_and_extern_bodies_are_blanked_but_not_structs_or_macro_calls() {
+    fn enum_and_extern_bodies_are_blanked_and_structs_kept_when_their_methods_are() {
         let src = "struct S { a: u32 }\nenum E { A = 1, B }\nextern \"C\" { fn f(); }\n\
                    union! { fn g() { let x = 1; } }\ncfg_if! { if #[cfg(x)] { fn h() {} } }\n\
-                   struct T { agent: ureq::Agent }\n";
+                   struct T { agent: ureq::Agent }\n\
+                   struct W<C> { store: C }\nimpl<C> Tr for W<C> where C: Sized { fn go(&self) { loop {} } }\n";
         let out = blanked(src);
-        assert!(out.contains("struct S { a: u32 }"), "{out}");
+        // `S` has no method analysed: its fields go; `W`'s `go` holds a loop: its fields stay.
+        assert!(
+            out.contains("struct S {") && !out.contains("a: u32"),
+            "{out}"
+        );
+        assert!(out.contains("store: C"), "{out}");
         assert!(!out.contains("A = 1") && !out.contains("fn f();"), "{out}");
         assert!(out.contains("union! { fn g() { let x = 1; } }"), "{out}");
         assert!(

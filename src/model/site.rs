@@ -41,7 +41,12 @@ pub fn extract_in(
     let mut bodies = Vec::new();
     macro_bodies(&file.items, &mut bodies, 0);
     let files: Vec<&syn::File> = std::iter::once(file).chain(bodies.iter()).collect();
-    let selects = super::select::collect(&files);
+    // Most files have no `select!`: their trees are not walked for one.
+    let selects = if index.source().contains("select") {
+        super::select::collect(&files)
+    } else {
+        std::collections::HashMap::new()
+    };
     let mut scope = FileScope::new(ext.clone());
     scope.selects = Some(&selects);
     let mut timeouts = TimeoutCalls::default();
