@@ -240,27 +240,37 @@ pub fn is_retry_verdict_name(name: &str) -> bool {
 /// Errors that mean "not ready yet, ask again" rather than "failed": loops over them are
 /// readiness polls or EINTR restarts, not retries.
 pub fn is_readiness_error(name: &str) -> bool {
-    matches!(
-        name,
-        "WouldBlock"
-            | "Interrupted"
-            | "EINTR"
-            | "INTR"
-            | "AGAIN"
-            | "WOULDBLOCK"
-            | "EAGAIN"
-            | "EWOULDBLOCK"
-            | "Empty"
-            | "TryRecvError"
-            | "TryLockError"
-            | "TrySendError"
-            | "Full"
-            | "Pending"
-            | "NotReady"
-            | "Again"
-            | "Busy"
-            | "Lagged"
-    )
+    // A local resource not there yet: `ConnectionPoolEmpty`, `QueueFull`, `err.is_pool_empty()`.
+    let local = (name.len() > 5 && (name.ends_with("Empty") || name.ends_with("Full")))
+        // Not a collection's own `is_empty()`: a named resource's (`is_pool_empty`).
+        || name.strip_prefix("is_").is_some_and(|rest| {
+            ["_empty", "_full"]
+                .iter()
+                .any(|s| rest.strip_suffix(s).is_some_and(|what| !what.is_empty()))
+        })
+        || name == "is_would_block";
+    local
+        || matches!(
+            name,
+            "WouldBlock"
+                | "Interrupted"
+                | "EINTR"
+                | "INTR"
+                | "AGAIN"
+                | "WOULDBLOCK"
+                | "EAGAIN"
+                | "EWOULDBLOCK"
+                | "Empty"
+                | "TryRecvError"
+                | "TryLockError"
+                | "TrySendError"
+                | "Full"
+                | "Pending"
+                | "NotReady"
+                | "Again"
+                | "Busy"
+                | "Lagged"
+        )
 }
 
 /// Operations whose failure means contention or "not ready", looped over without being retries.
@@ -561,4 +571,25 @@ pub fn strategy_type(full: &[String]) -> Option<StrategyType> {
 #[must_use]
 pub fn is_next_wait_method(name: &str) -> bool {
     known::builtin().name(List::NextWaitMethods, name)
+}
+
+#[cfg(test)]
+mod readiness_tests {
+    use super::is_readiness_error;
+
+    #[test]
+    fn a_named_resource_not_there_yet_is_readiness_a_collection_is_not() {
+        for yes in [
+            "ConnectionPoolEmpty",
+            "QueueFull",
+            "is_pool_empty",
+            "is_queue_full",
+            "WouldBlock",
+        ] {
+            assert!(is_readiness_error(yes), "{yes}");
+        }
+        for no in ["is_empty", "is_full", "Empty2", "Successful", "is_timeout"] {
+            assert!(!is_readiness_error(no), "{no}");
+        }
+    }
 }
