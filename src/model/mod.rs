@@ -289,7 +289,8 @@ pub struct RetrySite {
     pub supervisor: bool,
     /// A way round after a failure that skips every wait the site has elsewhere.
     pub unpaced: Option<Unpaced>,
-    /// A loop nested in the site waits: the way round through it is paced.
+    /// A loop nested in the site waits (the way round through it is paced), a callee retries
+    /// with waits of its own, or the site tries only twice (`for attempt in 0..2`): no RA011.
     pub paced_inside: bool,
 }
 

@@ -584,7 +584,12 @@ impl<'a> Builder<'a, '_> {
         // loop (a `for` range, a `while` on the counter would).
         // A loop nested in the body, or in a function of this file called on each attempt
         // (`self.poll_balance(..)`, itself a retry that waits between its tries), waits.
-        let paced_inside = inner_loop_waits(body, self.scope)
+        // `for attempt in 0..2`: one second try, at once (a race lost, a pooled connection
+        // found stale), is no storm.
+        let single_retry =
+            matches!(l, Expr::ForLoop(f) if literal_range_len(&f.expr).is_some_and(|n| n <= 2));
+        let paced_inside = single_retry
+            || inner_loop_waits(body, self.scope)
             || per_attempt.calls.iter().any(|c| {
                 c.name != fn_name
                     && self
@@ -1784,6 +1789,26 @@ fn is_schedule_iter(iter: &Expr) -> bool {
         || text.contains("interval")
         || text.contains("schedule")
         || text.contains("attempt")
+}
+
+/// How many times a `for` over a range of integer literals runs (`0..2` → 2, `1..=2` → 2).
+fn literal_range_len(iter: &Expr) -> Option<u64> {
+    let Expr::Range(r) = iter else {
+        return None;
+    };
+    let int = |e: &Option<Box<Expr>>| match e.as_deref() {
+        Some(Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i),
+            ..
+        })) => i.base10_parse::<u64>().ok(),
+        _ => None,
+    };
+    let (from, to) = (int(&r.start)?, int(&r.end)?);
+    let len = match r.limits {
+        syn::RangeLimits::HalfOpen(_) => to.checked_sub(from)?,
+        syn::RangeLimits::Closed(_) => to.checked_sub(from)? + 1,
+    };
+    Some(len)
 }
 
 fn for_bound(iter: &Expr) -> Option<BoundKind> {
