@@ -288,7 +288,7 @@ fn check_within_budget(
     // Without suppression comments (whose scope is read from every function's span, and
     // which are rare), bodies that cannot matter are not parsed.
     let file = if settings.full_parse || text.contains(suppress::MARKER) {
-        syn::parse_file(text)
+        syn::parse_file(text).map(|f| (f, Vec::new()))
     } else {
         crate::prune::parse_lexed(text, tokens.as_deref(), &settings.extensions)
     };
@@ -299,6 +299,7 @@ fn check_within_budget(
         Ok(f) => f,
         Err(e) => return Err(parse_error(&e, text)),
     };
+    let (file, blanked_names) = file;
     // Imports are parsed after the file, on this thread: their spans are told apart from the
     // file's by the index's anchor.
     let imported: Vec<(syn::File, &str)> = imports
@@ -345,7 +346,14 @@ fn check_within_budget(
             .any(|(_, owner)| call.via.reaches(owner.as_deref()))
     };
     let mut facts = CrateFacts {
-        defines: file_model.defined_keys.clone(),
+        // What the pre-filter blanked whole is defined here all the same.
+        defines: {
+            let mut keys = file_model.defined_keys.clone();
+            keys.extend(blanked_names.iter().map(|n| model::name_key(n)));
+            keys.sort_unstable();
+            keys.dedup();
+            keys
+        },
         unresolved: if file_model.sites.is_empty() {
             Vec::new()
         } else {

@@ -43,18 +43,23 @@ use crate::model::Extensions;
 /// the lexer is unsure (an unterminated comment or literal, a shebang line), and when the pruned
 /// text does not parse, so that the error reported is the parser's own on the real text.
 pub fn parse_file(text: &str, ext: &Extensions) -> syn::Result<syn::File> {
-    parse_lexed(text, lex(text.as_bytes()).as_deref(), ext)
+    parse_lexed(text, lex(text.as_bytes()).as_deref(), ext).map(|(file, _)| file)
 }
 
-/// [`parse_file`] with the tokens of `text` already lexed (`None`: not lexed with confidence).
+/// [`parse_file`] with the tokens of `text` already lexed (`None`: not lexed with confidence),
+/// and the names of the `const` and `static` items blanked whole (defined by the file all the
+/// same: the crate's index of names lists them).
 pub(crate) fn parse_lexed(
     text: &str,
     tokens: Option<&[Token]>,
     ext: &Extensions,
-) -> syn::Result<syn::File> {
-    match tokens.and_then(|tokens| pruned_lexed(text, tokens, ext)) {
-        Some(blanked) => syn::parse_file(&blanked).or_else(|_| syn::parse_file(text)),
-        None => syn::parse_file(text),
+) -> syn::Result<(syn::File, Vec<String>)> {
+    match tokens.and_then(|tokens| pruned_with_names(text, tokens, ext)) {
+        Some((blanked, names)) => match syn::parse_file(&blanked) {
+            Ok(file) => Ok((file, names)),
+            Err(_) => syn::parse_file(text).map(|f| (f, Vec::new())),
+        },
+        None => syn::parse_file(text).map(|f| (f, Vec::new())),
     }
 }
 
@@ -66,6 +71,15 @@ pub fn pruned(text: &str, ext: &Extensions) -> Option<String> {
 }
 
 fn pruned_lexed(text: &str, tokens: &[Token], ext: &Extensions) -> Option<String> {
+    pruned_with_names(text, tokens, ext).map(|(blanked, _)| blanked)
+}
+
+/// [`pruned_lexed`], with the names of the `const` and `static` items it blanked whole.
+fn pruned_with_names(
+    text: &str,
+    tokens: &[Token],
+    ext: &Extensions,
+) -> Option<(String, Vec<String>)> {
     // A shebang line (not an inner attribute `#![..]`): the parser drops it, leave it to it.
     if text.starts_with("#!") && !text[2..].trim_start().starts_with('[') {
         return None;
@@ -191,8 +205,31 @@ fn pruned_lexed(text: &str, tokens: &[Token], ext: &Extensions) -> Option<String
             }
         }
     }
+    // Each blanked `const`/`static`, and the items written inside its value (`static X: T =
+    // { static ALIGNED: .. };`).
+    let mut names = Vec::new();
+    for piece in pieces
+        .iter()
+        .filter(|p| !p.kept && p.kind == PieceKind::Value)
+    {
+        names.push(word(&tokens[piece.name]).to_owned());
+        for three in tokens[piece.from.saturating_sub(1)..piece.to].windows(3) {
+            // Not the `static` of a lifetime (`&'static str`: the quote, then the word), nor
+            // the `const` of a raw pointer (`*const u8`).
+            if matches!(three[1].word, Word::Value | Word::Fn)
+                && !matches!(three[0].kind, Kind::Punct(b'\'' | b'*'))
+                && three[1].kind == Kind::Ident
+                && three[2].kind == Kind::Ident
+                && !matches!(word(&three[2]), "mut" | "fn" | "unsafe" | "extern")
+            {
+                names.push(word(&three[2]).to_owned());
+            }
+        }
+    }
     // Whole characters were replaced: every blanked range starts and ends on ASCII.
-    String::from_utf8(bytes).ok()
+    String::from_utf8(bytes)
+        .ok()
+        .map(|blanked| (blanked, names))
 }
 
 /// Whether an attribute word names a retry macro (`#[retryable]`, `#[backon(..)]`,
@@ -1036,6 +1073,17 @@ mod tests {
         );
         assert!(out.contains("agent: ureq::Agent"), "{out}");
         assert!(syn::parse_file(&out).is_ok(), "{out}");
+    }
+
+    #[test]
+    fn the_names_of_consts_blanked_whole_are_still_defined() {
+        let src = "const UNUSED: *const u8 = 0 as *const u8;\n\
+                   static TABLE: &'static [u8] = { static INNER: u8 = 1; &[INNER] };\n\
+                   fn main() { loop { work(); } }\n";
+        let tokens = lex(src.as_bytes()).unwrap();
+        let (_, mut names) = parse_lexed(src, Some(&tokens), &Extensions::default()).unwrap();
+        names.sort();
+        assert_eq!(names, ["INNER", "TABLE", "UNUSED"]);
     }
 
     #[test]

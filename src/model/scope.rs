@@ -95,6 +95,9 @@ pub struct FileScope<'a> {
     /// The fields of the file's structs and their types' names (`client: Arc<StoreClient>` →
     /// `StoreClient`: through `Arc`, `Box`, `Rc`, `Mutex`, `RwLock` and the like).
     pub struct_fields: HashMap<String, HashMap<String, String>>,
+    /// Associated constants declared by the file's traits (`const BYTES: usize;`): defined
+    /// names, without a value to read.
+    pub trait_consts: Vec<String>,
     /// The futures of the file's `select!` branches, by invocation (see [`super::select`]).
     pub selects: Option<&'a HashMap<super::select::SelectKey, Vec<Expr>>>,
     /// Definitions of other files of the crate (see [`FileScope::import`]): consulted for a
@@ -478,6 +481,12 @@ impl<'a> Visit<'a> for FileScope<'a> {
         self.const_names
             .insert(node.ident.to_string(), node.ident.span());
         syn::visit::visit_item_static(self, node);
+    }
+
+    fn visit_trait_item_const(&mut self, node: &'a syn::TraitItemConst) {
+        let _guard = crate::budget::enter();
+        self.trait_consts.push(node.ident.to_string());
+        syn::visit::visit_trait_item_const(self, node);
     }
 
     fn visit_impl_item_const(&mut self, node: &'a syn::ImplItemConst) {

@@ -65,7 +65,7 @@ pub fn extract_in(
                 .map(move |f| (name.clone(), f.owner.map(ToString::to_string)))
         })
         .collect();
-    let defined_consts: Vec<&String> = scope.consts.keys().collect();
+    let defined_consts: Vec<&String> = scope.consts.keys().chain(&scope.trait_consts).collect();
     let mut defined_keys: Vec<u64> = defined
         .iter()
         .chain(defined_consts)
