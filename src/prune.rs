@@ -226,6 +226,8 @@ fn pruned_with_names(
             }
         }
     }
+    names.sort();
+    names.dedup();
     // Whole characters were replaced: every blanked range starts and ends on ASCII.
     String::from_utf8(bytes)
         .ok()
@@ -1081,8 +1083,7 @@ mod tests {
                    static TABLE: &'static [u8] = { static INNER: u8 = 1; &[INNER] };\n\
                    fn main() { loop { work(); } }\n";
         let tokens = lex(src.as_bytes()).unwrap();
-        let (_, mut names) = parse_lexed(src, Some(&tokens), &Extensions::default()).unwrap();
-        names.sort();
+        let (_, names) = parse_lexed(src, Some(&tokens), &Extensions::default()).unwrap();
         assert_eq!(names, ["INNER", "TABLE", "UNUSED"]);
     }
 
