@@ -10,6 +10,10 @@ pub(super) fn check(site: &RetrySite, cx: &mut Context<'_>) {
     if site.kind == SiteKind::Helper {
         return;
     }
+    // One immediate second try (a race lost, a pooled connection found stale) is no storm.
+    if site.second_try_only {
+        return;
+    }
     if let Some(unpaced) = site.unpaced {
         let primary = match unpaced {
             Unpaced::Skips(path) => {

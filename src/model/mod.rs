@@ -289,9 +289,11 @@ pub struct RetrySite {
     pub supervisor: bool,
     /// A way round after a failure that skips every wait the site has elsewhere.
     pub unpaced: Option<Unpaced>,
-    /// A loop nested in the site waits (the way round through it is paced), a callee retries
-    /// with waits of its own, or the site tries only twice (`for attempt in 0..2`): no RA011.
+    /// A loop nested in the site waits (the way round through it is paced), or a callee
+    /// retries with waits of its own.
     pub paced_inside: bool,
+    /// The site makes at most two attempts, by a literal range (`for attempt in 0..2`).
+    pub second_try_only: bool,
 }
 
 /// How a way round after a failure skips the waits the site has elsewhere.
@@ -337,6 +339,7 @@ impl RetrySite {
             supervisor: false,
             unpaced: None,
             paced_inside: false,
+            second_try_only: false,
         }
     }
 }

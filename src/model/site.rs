@@ -582,14 +582,12 @@ impl<'a> Builder<'a, '_> {
         let blind = is_blind(&result, body);
         // A path that found the attempts used up goes round only when nothing else ends the
         // loop (a `for` range, a `while` on the counter would).
+        // `for attempt in 0..2`: at most one second try.
+        let second_try_only =
+            matches!(l, Expr::ForLoop(f) if literal_range_len(&f.expr).is_some_and(|n| n <= 2));
         // A loop nested in the body, or in a function of this file called on each attempt
         // (`self.poll_balance(..)`, itself a retry that waits between its tries), waits.
-        // `for attempt in 0..2`: one second try, at once (a race lost, a pooled connection
-        // found stale), is no storm.
-        let single_retry =
-            matches!(l, Expr::ForLoop(f) if literal_range_len(&f.expr).is_some_and(|n| n <= 2));
-        let paced_inside = single_retry
-            || inner_loop_waits(body, self.scope)
+        let paced_inside = inner_loop_waits(body, self.scope)
             || per_attempt.calls.iter().any(|c| {
                 c.name != fn_name
                     && self
@@ -616,6 +614,7 @@ impl<'a> Builder<'a, '_> {
             supervisor,
             unpaced,
             paced_inside,
+            second_try_only,
             kind: SiteKind::Loop,
             head,
             bound,
@@ -1038,6 +1037,7 @@ impl<'a> Builder<'a, '_> {
             supervisor: false,
             unpaced: None,
             paced_inside: false,
+            second_try_only: false,
             kind: SiteKind::Recursion,
             head,
             bound,
@@ -1162,6 +1162,7 @@ fn helper_site(head: Span, keys: Vec<super::PerAttemptKey>, facts: AttemptFacts)
         supervisor: false,
         unpaced: None,
         paced_inside: false,
+        second_try_only: false,
     }
 }
 
