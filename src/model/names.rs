@@ -75,7 +75,9 @@ pub fn is_random_name(name: &str) -> bool {
 /// fastrand, getrandom, oorandom, `rand_chacha`, turborand, ...: all named for it) is random. A
 /// team's other crates are `random-crates` in `[extend]`.
 pub fn is_random_root(seg: &str) -> bool {
-    seg.to_ascii_lowercase().contains("rand")
+    seg.as_bytes()
+        .windows(4)
+        .any(|w| w.eq_ignore_ascii_case(b"rand"))
 }
 
 /// Names under which code usually holds a delay learnt from the server.

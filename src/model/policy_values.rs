@@ -131,6 +131,9 @@ pub(super) fn sites(
         env: HashMap::new(),
     };
     // A random number drawn anywhere in the file (not a field named `jitter`).
+    if finder.values.is_empty() {
+        return Vec::new();
+    }
     let file_is_random = index
         .source()
         .split(|c: char| !c.is_alphanumeric() && c != '_')
