@@ -193,6 +193,31 @@ pub fn is_session_operation(name: &str) -> bool {
     words.iter().any(session) && !words.iter().any(single)
 }
 
+/// A call that receives the next thing a peer sends (`stream.next().await`, `rx.recv()`,
+/// `decode(&mut reader)?`, `listener.accept()`): a loop over it serves a session. `next` counts
+/// only awaited (a stream's), not an iterator's.
+pub fn is_receive_operation(name: &str, awaited: bool) -> bool {
+    match name {
+        "next" | "try_next" => awaited,
+        _ => matches!(
+            name,
+            "recv"
+                | "recv_async"
+                | "receive"
+                | "next_message"
+                | "next_event"
+                | "message"
+                | "accept"
+                | "incoming"
+                | "decode"
+                | "read_frame"
+                | "read_message"
+                | "read_event"
+                | "read_line"
+        ),
+    }
+}
+
 /// What an error variant's name says was used up, for a budget's verdict
 /// (`Stop::AttemptsExhausted`, `BudgetError::DeadlineExceeded`): the attempts (a counter) or
 /// the time (a deadline). `None`: it names something else.

@@ -98,6 +98,8 @@ pub struct FileScope<'a> {
     /// Associated constants declared by the file's traits (`const BYTES: usize;`): defined
     /// names, without a value to read.
     pub trait_consts: Vec<String>,
+    /// The modules the file declares (`mod store;`): a path starting with one is the crate's.
+    pub mods: std::collections::HashSet<String>,
     /// The futures of the file's `select!` branches, by invocation (see [`super::select`]).
     pub selects: Option<&'a HashMap<super::select::SelectKey, Vec<Expr>>>,
     /// Definitions of other files of the crate (see [`FileScope::import`]): consulted for a
@@ -296,6 +298,12 @@ impl<'a> FileScope<'a> {
             (None, _) => {
                 if !self.fns.contains_key(name) && !self.imported.fns.contains_key(name) {
                     self.miss(name);
+                } else if let Some(Via::Type(ty)) =
+                    via.filter(|v| matches!(v, Via::Type(t) if t != "Self"))
+                {
+                    // `Connector::connect` where the file has another type's `connect`: the
+                    // type's method is looked for in the crate under its qualified name.
+                    self.miss(&format!("{ty}::{name}"));
                 }
                 None
             }
@@ -380,7 +388,19 @@ impl<'a> FileScope<'a> {
         other.visit_file(file);
         let at = |span: proc_macro2::Span| format!("{path}:{}", span.start().line);
         for (name, fns) in other.fns {
-            if self.fns.contains_key(&name) {
+            // A name this file defines means its own function, unless the other file's is a
+            // method of a type none of this file's functions of that name belongs to
+            // (`Connector::connect` beside this file's `Client::connect`).
+            let here: Vec<Option<&syn::Ident>> = self
+                .fns
+                .get(&name)
+                .map(|v| v.iter().map(|f| f.owner).collect())
+                .unwrap_or_default();
+            let fns: Vec<_> = fns
+                .into_iter()
+                .filter(|f| here.is_empty() || (f.owner.is_some() && !here.contains(&f.owner)))
+                .collect();
+            if fns.is_empty() {
                 continue;
             }
             let entry = self.imported.fns.entry(name).or_default();
@@ -462,6 +482,12 @@ impl<'a> FileScope<'a> {
 }
 
 impl<'a> Visit<'a> for FileScope<'a> {
+    fn visit_item_mod(&mut self, node: &'a syn::ItemMod) {
+        let _guard = crate::budget::enter();
+        self.mods.insert(node.ident.to_string());
+        syn::visit::visit_item_mod(self, node);
+    }
+
     fn visit_item_use(&mut self, node: &'a ItemUse) {
         let mut prefix = Vec::new();
         self.add_use(&mut prefix, &node.tree);

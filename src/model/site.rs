@@ -66,10 +66,16 @@ pub fn extract_in(
         })
         .collect();
     let defined_consts: Vec<&String> = scope.consts.keys().chain(&scope.trait_consts).collect();
+    // Methods also as `Type::name`, what a call through a typed receiver looks for.
     let mut defined_keys: Vec<u64> = defined
         .iter()
         .chain(defined_consts)
         .map(|n| super::name_key(n))
+        .chain(defined_fns.iter().filter_map(|(n, owner)| {
+            owner
+                .as_ref()
+                .map(|o| super::name_key(&format!("{o}::{n}")))
+        }))
         .collect();
     defined_keys.sort_unstable();
     defined_keys.dedup();
@@ -472,7 +478,7 @@ impl<'a> Builder<'a, '_> {
         }
         let retry_shape = is_retry_shape(&result);
         let supervisor = if retry_shape {
-            restarts_session(&result)
+            restarts_session(&result, body, self.scope, fn_name)
         } else {
             is_supervisor(&result)
         };
@@ -1320,6 +1326,30 @@ impl<'a, 'c> AttemptVisitor<'a, 'c> {
 
     /// A call to a function of this file that builds a write (`order_request(..)` returning a
     /// `client.post(..)`): the write is made here.
+    /// The type named by a parameter's written type, when a method is called on the parameter
+    /// (`connector: &mut Connector` → `Connector`; through `Arc`/`Box`; not `impl Trait`,
+    /// `dyn Trait`, a generic's bounds).
+    fn param_type_of(&self, receiver: &Expr) -> Option<String> {
+        let receiver = match receiver {
+            Expr::Reference(r) => &*r.expr,
+            Expr::Paren(p) => &*p.expr,
+            other => other,
+        };
+        let Expr::Path(p) = receiver else {
+            return None;
+        };
+        let id = p.path.get_ident()?.to_string();
+        let path = named_type(self.locals?.param_tys.get(&id)?)?;
+        // A type of this crate only: `crate::net::Pool`, `store::Session` of a module the file
+        // declares, or a name not brought in from another crate by `use` (`postgres::Client`
+        // is not the file's `Client`).
+        let full = self.scope.resolve(path);
+        let local = full.len() == 1
+            || matches!(full[0].as_str(), "crate" | "self" | "super" | "Self")
+            || self.scope.mods.contains(&full[0]);
+        local.then(|| full.last().cloned()).flatten()
+    }
+
     fn local_write(&self, name: &str, via: &super::Via) -> bool {
         let _guard = crate::budget::enter();
         // Minting a credential (`refresh_session_token`, `login`, `authenticate`) is safe to
@@ -1481,6 +1511,15 @@ impl<'a> Visit<'a> for AttemptVisitor<'a, '_> {
                             });
                         }
                     }
+                }
+                // `connector.connect(..)` on a parameter `connector: &mut Connector`: a method
+                // of that type.
+                if let Some(ty) = self.param_type_of(&m.receiver) {
+                    self.calls.push(super::Call {
+                        name: name.clone(),
+                        via: super::Via::Type(ty),
+                        span: self.index.of(e),
+                    });
                 }
                 if matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self")) {
                     if self.local_write(&name, &super::Via::Method) {
@@ -1733,11 +1772,131 @@ fn is_readiness_probe(l: &Expr, r: &FlowResult) -> bool {
 }
 
 /// A retry whose every failing way round restarts a session operation (`while
-/// worker.run().is_err() { .. }`): a supervisor, meant to go on for ever.
-fn restarts_session(r: &FlowResult) -> bool {
-    let mut failing = r.failing().peekable();
-    failing.peek().is_some()
-        && failing.all(|c| c.op.as_deref().is_some_and(names::is_session_operation))
+/// worker.run().is_err() { .. }`): a supervisor, meant to go on for ever. A session is named for
+/// one (`run`, `serve`) or is a function of this file that serves one (see [`serves_session`]);
+/// the round's other operations that fail are its set-up when the body calls them first (a
+/// handshake before dispatching what the server sends).
+fn restarts_session(r: &FlowResult, body: &Block, scope: &FileScope<'_>, fn_name: &str) -> bool {
+    let ops: Vec<&str> = r.failing().filter_map(|c| c.op.as_deref()).collect();
+    if ops.is_empty() || r.failing().any(|c| c.op.is_none()) {
+        return false;
+    }
+    let is_session = |op: &str| {
+        names::is_session_operation(op)
+            || (op != fn_name
+                && scope
+                    .function_via(op, Some(&super::Via::Method))
+                    .or_else(|| scope.function(op))
+                    .is_some_and(|f| serves_session(f.block)))
+    };
+    let order = call_order(body);
+    let first_call = |op: &str| order.iter().position(|n| n == op);
+    let Some(session_at) = ops
+        .iter()
+        .filter(|op| is_session(op))
+        .filter_map(|op| first_call(op))
+        .max()
+        .or_else(|| ops.iter().all(|op| is_session(op)).then_some(0))
+    else {
+        return false;
+    };
+    ops.iter()
+        .all(|op| is_session(op) || first_call(op).is_some_and(|at| at < session_at))
+}
+
+/// The names of the calls in a body, in the order they are written (closures and items
+/// skipped).
+fn call_order(body: &Block) -> Vec<String> {
+    struct Order(Vec<String>);
+    impl<'v> Visit<'v> for Order {
+        fn visit_expr(&mut self, e: &'v Expr) {
+            let _guard = crate::budget::enter();
+            match e {
+                Expr::Closure(_) => return,
+                Expr::MethodCall(_) | Expr::Call(_) => self.0.extend(names::last_call(e)),
+                _ => {}
+            }
+            syn::visit::visit_expr(self, e);
+        }
+        fn visit_item(&mut self, _: &'v syn::Item) {}
+    }
+    let mut order = Order(Vec::new());
+    order.visit_block(body);
+    order.0
+}
+
+/// Whether a function body serves a session: a loop in it receives what the peer sends until
+/// the connection drops (`while let Some(op) = decode(&mut reader)?`, a `loop` over a
+/// `select!` of `stream.next()` and `rx.recv()`).
+fn serves_session(body: &Block) -> bool {
+    /// A receive anywhere in an expression (inside `select!` too, which is read as tokens).
+    fn receives(e: &Expr) -> bool {
+        struct R(bool);
+        impl<'v> Visit<'v> for R {
+            fn visit_expr(&mut self, e: &'v Expr) {
+                let _guard = crate::budget::enter();
+                let receive = match e {
+                    Expr::Closure(_) => return,
+                    Expr::Await(a) => matches!(&*a.base, Expr::MethodCall(m)
+                        if names::is_receive_operation(&m.method.to_string(), true)),
+                    Expr::MethodCall(_) | Expr::Call(_) => {
+                        names::last_call(e).is_some_and(|n| names::is_receive_operation(&n, false))
+                    }
+                    _ => false,
+                };
+                self.0 |= receive;
+                syn::visit::visit_expr(self, e);
+            }
+            fn visit_macro(&mut self, m: &'v syn::Macro) {
+                let _guard = crate::budget::enter();
+                let select = m.path.segments.last().is_some_and(|s| s.ident == "select");
+                if select {
+                    let text = m.tokens.to_string();
+                    if text.contains(". next ()") || text.contains(". recv ()") {
+                        self.0 = true;
+                    }
+                }
+            }
+            fn visit_item(&mut self, _: &'v syn::Item) {}
+        }
+        let mut r = R(false);
+        r.visit_expr(e);
+        r.0
+    }
+    struct Loops(bool);
+    impl<'v> Visit<'v> for Loops {
+        fn visit_expr(&mut self, e: &'v Expr) {
+            let _guard = crate::budget::enter();
+            let serving = match e {
+                Expr::Closure(_) => return,
+                Expr::While(w) => receives(&w.cond) || receives_in_block(&w.body),
+                Expr::Loop(l) => receives_in_block(&l.body),
+                Expr::ForLoop(f) => receives(&f.expr),
+                _ => false,
+            };
+            self.0 |= serving;
+            syn::visit::visit_expr(self, e);
+        }
+        fn visit_item(&mut self, _: &'v syn::Item) {}
+    }
+    fn receives_in_block(b: &Block) -> bool {
+        b.stmts.iter().any(|s| match s {
+            syn::Stmt::Expr(e, _) => receives(e),
+            syn::Stmt::Local(l) => l.init.as_ref().is_some_and(|i| receives(&i.expr)),
+            syn::Stmt::Macro(m) => {
+                let e = Expr::Macro(syn::ExprMacro {
+                    attrs: Vec::new(),
+                    mac: m.mac.clone(),
+                });
+                receives(&e)
+            }
+            syn::Stmt::Item(_) => false,
+        })
+    }
+    let _guard = crate::budget::enter();
+    let mut loops = Loops(false);
+    loops.visit_block(body);
+    loops.0
 }
 
 /// `while res.is_err()` / `while let Err(_) = op()`: the body runs on failure.
@@ -3078,4 +3237,36 @@ impl<'a> Visit<'a> for SleepFinder<'a, '_> {
     }
 
     fn visit_item(&mut self, _: &'a syn::Item) {}
+}
+
+/// The path of the type a parameter's written type names (`&mut Connector` → `Connector`,
+/// `Arc<crate::net::Pool>` → `crate::net::Pool`); `None` for `impl Trait`, `dyn Trait`, a tuple,
+/// a slice.
+fn named_type(ty: &syn::Type) -> Option<&syn::Path> {
+    let _guard = crate::budget::enter();
+    match ty {
+        syn::Type::Reference(r) => named_type(&r.elem),
+        syn::Type::Paren(p) => named_type(&p.elem),
+        syn::Type::Group(g) => named_type(&g.elem),
+        syn::Type::Path(p) if p.qself.is_none() => {
+            let last = p.path.segments.last()?;
+            let wrapper = matches!(
+                last.ident.to_string().as_str(),
+                "Arc" | "Rc" | "Box" | "Mutex" | "RwLock" | "RefCell" | "Pin" | "Option"
+            );
+            if !wrapper {
+                return Some(&p.path);
+            }
+            match &last.arguments {
+                syn::PathArguments::AngleBracketed(args) => {
+                    args.args.iter().find_map(|a| match a {
+                        syn::GenericArgument::Type(inner) => named_type(inner),
+                        _ => None,
+                    })
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
 }

@@ -152,6 +152,8 @@ pub struct Locals<'a> {
     pub statuses: HashSet<String>,
     /// The written type of each parameter (`js` → `&async_nats::jetstream::Context`).
     pub param_types: HashMap<String, String>,
+    /// The same, as written (for resolving the type a method is called on).
+    pub param_tys: HashMap<String, &'a syn::Type>,
 }
 
 impl<'a> Locals<'a> {
@@ -165,6 +167,7 @@ impl<'a> Locals<'a> {
                 let ty = names::text(&*t.ty);
                 for n in &names {
                     l.param_types.insert(n.clone(), ty.clone());
+                    l.param_tys.insert(n.clone(), &*t.ty);
                 }
                 l.params.extend(names);
             }
