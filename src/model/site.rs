@@ -268,6 +268,15 @@ impl<'a> Builder<'a, '_> {
         for (l, in_timeout, in_async) in finder.loops.into_iter().filter(|_| !in_test) {
             if let Some(mut site) = self.loop_site(l, locals(), &name, in_timeout, &started_at) {
                 site.in_async = in_async;
+                // A reconnect helper of a session's server (a router that calls it when its
+                // connection drops) restores the connection for as long as the server runs.
+                if !site.supervisor
+                    && site.bound == Bound::Unbounded
+                    && matches!(f.sig.output, syn::ReturnType::Default)
+                    && reconnects_for_server(l, &f, self.scope)
+                {
+                    site.supervisor = true;
+                }
                 retries_at.get_or_insert(site.head);
                 self.sites.push(site);
             }
@@ -1802,6 +1811,65 @@ fn restarts_session(r: &FlowResult, body: &Block, scope: &FileScope<'_>, fn_name
     };
     ops.iter()
         .all(|op| is_session(op) || first_call(op).is_some_and(|at| at < session_at))
+}
+
+/// Whether a loop of `f` (a function that returns nothing) re-establishes a connection on
+/// behalf of the servers of a session: every operation it tests connects, and every call of `f`
+/// in the file is made by a function that serves a session ([`serves_session`]; a router that
+/// reconnects when its connection drops). A connection a caller waits for first (a
+/// constructor's) is not.
+fn reconnects_for_server(l: &Expr, f: &LocalFn<'_>, scope: &FileScope<'_>) -> bool {
+    let body = match l {
+        Expr::Loop(x) => &x.body,
+        Expr::While(w) => &w.body,
+        Expr::ForLoop(x) => &x.body,
+        _ => return false,
+    };
+    let calls = call_order(body);
+    let connects = |n: &String| n.to_ascii_lowercase().contains("connect") || n.contains("open");
+    if !calls.iter().any(connects) {
+        return false;
+    }
+    let name = f.sig.ident.to_string();
+    let mut callers = 0;
+    for g in scope.fns.values().flatten() {
+        if std::ptr::eq(g.block, f.block) {
+            continue;
+        }
+        if !calls_by_tokens(quote::ToTokens::to_token_stream(g.block), &name) {
+            continue;
+        }
+        if !serves_session(g.block) {
+            return false;
+        }
+        callers += 1;
+    }
+    callers > 0
+}
+
+/// Whether tokens call `name` (`name(..)`, `.name(..)`), inside macros too (`select!` arms).
+fn calls_by_tokens(tokens: proc_macro2::TokenStream, name: &str) -> bool {
+    let _guard = crate::budget::enter();
+    let mut named = false;
+    for t in tokens {
+        match t {
+            proc_macro2::TokenTree::Ident(id) => {
+                named = id == name;
+                continue;
+            }
+            proc_macro2::TokenTree::Group(g) => {
+                if named && g.delimiter() == proc_macro2::Delimiter::Parenthesis {
+                    return true;
+                }
+                if calls_by_tokens(g.stream(), name) {
+                    return true;
+                }
+            }
+            proc_macro2::TokenTree::Punct(_) | proc_macro2::TokenTree::Literal(_) => {}
+        }
+        named = false;
+    }
+    false
 }
 
 /// The names of the calls in a body, in the order they are written (closures and items
