@@ -553,7 +553,9 @@ impl<'a> Builder<'a, '_> {
         // again or tested on a way out (not any `+= 1` in the body, such as a tally of items).
         // Following redirects or a cursor: the operation's input is replaced by what the last
         // answer pointed to, so each pass sends something new.
-        if follows_pointer(&result, body, &facts, self.index) {
+        if follows_pointer(&result, body, &facts, self.index)
+            || rewrites_input_from_failure(&result, body, self.index)
+        {
             return None;
         }
         let has_counter = !extra_counters.is_empty()
@@ -2521,6 +2523,82 @@ fn follows_pointer(
                 super::values::Mutation::Compound(..) => false,
             })
             && (tested_ops_mention(result, index, key) || passed_to_call(body, key))
+    })
+}
+
+/// Whether a pass rewrites what the tested operation is given from what its failure said
+/// (an `OffchainLookup` revert answered by a gateway and turned into the next call's input:
+/// `tx.set_input(callback)` where `callback` is worked out from the error): each pass asks
+/// something new, as a redirect does. Not a reset of the same request by an error handler
+/// (`txn = txn.on_error(err)`, `txn = db.reset(err)`).
+fn rewrites_input_from_failure(result: &FlowResult, body: &Block, index: &LineIndex<'_>) -> bool {
+    /// The names bound inside `Err(..)` patterns, and the places set from something.
+    #[derive(Default)]
+    struct V<'v> {
+        failures: Vec<String>,
+        /// (place, value): `place = value`, `place.field = value`, `place.set_x(value, ..)`.
+        sets: Vec<(String, Vec<&'v Expr>)>,
+    }
+    impl<'v> Visit<'v> for V<'v> {
+        fn visit_pat_tuple_struct(&mut self, p: &'v syn::PatTupleStruct) {
+            let _guard = crate::budget::enter();
+            if p.path.segments.last().is_some_and(|s| s.ident == "Err") {
+                for e in &p.elems {
+                    pat_bindings(e, &mut self.failures);
+                }
+            }
+            syn::visit::visit_pat_tuple_struct(self, p);
+        }
+        fn visit_expr(&mut self, e: &'v Expr) {
+            let _guard = crate::budget::enter();
+            let root = |mut t: &'v Expr| {
+                while let Expr::Field(f) = t {
+                    t = &f.base;
+                }
+                match t {
+                    Expr::Path(p) => p.path.get_ident().map(ToString::to_string),
+                    _ => None,
+                }
+            };
+            match e {
+                Expr::Closure(_) => return,
+                Expr::Assign(a) => {
+                    if let Some(place) = root(&a.left) {
+                        self.sets.push((place, vec![&*a.right]));
+                    }
+                }
+                Expr::MethodCall(m) if m.method.to_string().starts_with("set_") => {
+                    if let Some(place) = root(&m.receiver) {
+                        self.sets.push((place, m.args.iter().collect()));
+                    }
+                }
+                _ => {}
+            }
+            syn::visit::visit_expr(self, e);
+        }
+        fn visit_item(&mut self, _: &'v syn::Item) {}
+    }
+    let mut v = V::default();
+    v.visit_block(body);
+    if v.failures.is_empty() || v.sets.is_empty() {
+        return false;
+    }
+    // What was worked out from the failure (not the error itself: `txn = db.on_error(err)`
+    // resets the same transaction, a retry).
+    let derived: Vec<String> = derived_names(body, &v.failures, true)
+        .into_iter()
+        .filter(|d| !v.failures.contains(d))
+        .collect();
+    v.sets.iter().any(|(place, values)| {
+        !v.failures.contains(place)
+            && !derived.contains(place)
+            && !names::is_retry_word(place)
+            && tested_ops_mention(result, index, place)
+            // A new value, not the place's own reset (`txn = txn.settle(err)`).
+            && values.iter().all(|e| !super::values::mentions(e, place))
+            && values
+                .iter()
+                .any(|e| derived.iter().any(|d| super::values::mentions(e, d)))
     })
 }
 
