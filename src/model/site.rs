@@ -600,8 +600,12 @@ impl<'a> Builder<'a, '_> {
         // A path that found the attempts used up goes round only when nothing else ends the
         // loop (a `for` range, a `while` on the counter would).
         // `for attempt in 0..2`: at most one second try.
-        let second_try_only =
-            matches!(l, Expr::ForLoop(f) if literal_range_len(&f.expr).is_some_and(|n| n <= 2));
+        // `let mut left = 2; while left > 0 { ..; left -= 1 }`: the same, counted down.
+        let second_try_only = match l {
+            Expr::ForLoop(f) => literal_range_len(&f.expr).is_some_and(|n| n <= 2),
+            Expr::While(w) => countdown_len(&w.cond, locals, &facts).is_some_and(|n| n <= 2),
+            _ => false,
+        };
         // A loop nested in the body, or in a function of this file called on each attempt
         // (`self.poll_balance(..)`, itself a retry that waits between its tries), waits.
         let paced_inside = inner_loop_waits(body, self.scope)
@@ -2039,6 +2043,39 @@ fn literal_range_len(iter: &Expr) -> Option<u64> {
         syn::RangeLimits::Closed(_) => to.checked_sub(from)? + 1,
     };
     Some(len)
+}
+
+/// How many passes a `while left > 0` (or `left != 0`, `left >= 1`) runs when `left` is bound
+/// once, to an integer literal, and the body only steps it down by one.
+fn countdown_len(cond: &Expr, locals: &Locals<'_>, facts: &LoopFacts<'_>) -> Option<u64> {
+    let Expr::Binary(b) = cond else {
+        return None;
+    };
+    let lit = |e: &Expr| match e {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i),
+            ..
+        }) => i.base10_parse::<u64>().ok(),
+        _ => None,
+    };
+    let floor = match (b.op, lit(&b.right)?) {
+        (syn::BinOp::Gt(_) | syn::BinOp::Ne(_), 0) | (syn::BinOp::Ge(_), 1) => 0,
+        _ => return None,
+    };
+    let Expr::Path(p) = &*b.left else {
+        return None;
+    };
+    let var = p.path.get_ident()?.to_string();
+    let [init] = locals.lets.get(&var)?.as_slice() else {
+        return None;
+    };
+    let start = lit(init)?;
+    let steps = facts.mutations.get(&var)?;
+    let one = |e: &Expr| lit(e) == Some(1);
+    steps
+        .iter()
+        .all(|m| matches!(m, super::values::Mutation::Compound(syn::BinOp::SubAssign(_), e) if one(e)))
+        .then(|| start.saturating_sub(floor))
 }
 
 fn for_bound(iter: &Expr) -> Option<BoundKind> {
