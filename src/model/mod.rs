@@ -386,6 +386,9 @@ pub enum BoundKind {
     Schedule,
     /// A backoff function's callers decide how many attempts there are.
     Caller,
+    /// A retry policy object decides each way round (`match session.decide_should_retry(..)
+    /// { RetryDecision::RetrySameTarget(_) => continue, .. }`): the limit is the policy's.
+    Policy,
 }
 
 /// One wait on the retry path.

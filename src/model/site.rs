@@ -494,7 +494,13 @@ impl<'a> Builder<'a, '_> {
         if !supervisor && !retry_shape {
             return None;
         }
-        let bound = Self::loop_bound(l, &result, &facts, locals, in_timeout);
+        // A retry policy object's decision sends every failure round again: its limit (and
+        // its choice of what to retry) is the policy's.
+        let policy_decides = policy_decides(&result, body, self.index);
+        let bound = match Self::loop_bound(l, &result, &facts, locals, in_timeout) {
+            Bound::Unbounded if policy_decides => Bound::Bounded(BoundKind::Policy),
+            b => b,
+        };
         let limit = attempt_limit(Some(l), body, &facts, self.scope, locals);
         let longest =
             |arg: Option<&'a Expr>| longest_wait(&bound, limit, arg, &facts, self.scope, locals);
@@ -596,7 +602,7 @@ impl<'a> Builder<'a, '_> {
             .find(|c| c.outcome.may_fail() && !c.readiness)
             .map(|c| c.err_arm.unwrap_or(c.span));
         let per_attempt = AttemptFacts::of_expr(l, self.scope, self.index, Some(locals));
-        let blind = is_blind(&result, body);
+        let blind = !policy_decides && is_blind(&result, body);
         // A path that found the attempts used up goes round only when nothing else ends the
         // loop (a `for` range, a `while` on the counter would).
         // `for attempt in 0..2`: at most one second try.
@@ -2637,6 +2643,79 @@ fn rewrites_input_from_failure(result: &FlowResult, body: &Block, index: &LineIn
                 .iter()
                 .any(|e| derived.iter().any(|d| super::values::mentions(e, d)))
     })
+}
+
+/// Whether every failing way round of a loop goes through the arms of a `match` on a retry
+/// policy object's decision: `let d = session.decide_should_retry(info); match d {
+/// RetryDecision::RetrySameTarget(_) => continue, RetryDecision::DontRetry => break, .. }`.
+fn policy_decides(result: &FlowResult, body: &Block, index: &LineIndex<'_>) -> bool {
+    /// The spans of the `match`es on a decision, and the names bound to a decision.
+    struct V<'i, 'a> {
+        index: &'i LineIndex<'a>,
+        decided: Vec<String>,
+        matches: Vec<Span>,
+    }
+    fn decides(e: &Expr) -> bool {
+        let _guard = crate::budget::enter();
+        match e {
+            Expr::Await(a) => decides(&a.base),
+            Expr::MethodCall(m) => {
+                let n = m.method.to_string().to_ascii_lowercase();
+                n.contains("should_retry") || n.starts_with("decide") || n.contains("decision")
+            }
+            _ => false,
+        }
+    }
+    impl<'v> Visit<'v> for V<'_, '_> {
+        fn visit_local(&mut self, l: &'v syn::Local) {
+            let _guard = crate::budget::enter();
+            if l.init.as_ref().is_some_and(|i| decides(&i.expr)) {
+                pat_bindings(&l.pat, &mut self.decided);
+            }
+            syn::visit::visit_local(self, l);
+        }
+        fn visit_expr(&mut self, e: &'v Expr) {
+            let _guard = crate::budget::enter();
+            match e {
+                Expr::Closure(_) => return,
+                Expr::Match(m) => {
+                    let on_decision = decides(&m.expr)
+                        || matches!(&*m.expr, Expr::Path(p)
+                            if p.path.get_ident().is_some_and(|id| self.decided.iter().any(|d| id == d)));
+                    // The arms name the policy's verdicts (`RetryDecision::DontRetry`).
+                    let verdicts = m.arms.iter().all(|a| match &a.pat {
+                        syn::Pat::TupleStruct(t) => t.path.segments.len() >= 2,
+                        syn::Pat::Path(p) => p.path.segments.len() >= 2,
+                        syn::Pat::Struct(s) => s.path.segments.len() >= 2,
+                        syn::Pat::Wild(_) => true,
+                        _ => false,
+                    });
+                    if on_decision && verdicts {
+                        self.matches.push(self.index.of(e));
+                    }
+                }
+                _ => {}
+            }
+            syn::visit::visit_expr(self, e);
+        }
+        fn visit_item(&mut self, _: &'v syn::Item) {}
+    }
+    let mut v = V {
+        index,
+        decided: Vec::new(),
+        matches: Vec::new(),
+    };
+    v.visit_block(body);
+    if v.matches.is_empty() {
+        return false;
+    }
+    let mut failing = result.failing().peekable();
+    failing.peek().is_some()
+        && failing.all(|c| {
+            v.matches
+                .iter()
+                .any(|m| m.start <= c.span.start && c.span.end <= m.end)
+        })
 }
 
 /// Whether `key` is passed to a call in `body` (`client.get(&url)`).
