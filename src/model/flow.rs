@@ -344,6 +344,9 @@ struct CondInfo {
     then_set: Option<StatusSet>,
     else_set: Option<StatusSet>,
     readiness: bool,
+    /// The `else` is "not there yet" as much as a failure: `if let Ok(Some(status)) = get()`
+    /// awaits a value that a successful read may not have yet (a poll).
+    else_pending: bool,
 }
 
 impl<'a, 'c> Flow<'a, 'c> {
@@ -904,6 +907,7 @@ impl<'a, 'c> Flow<'a, 'c> {
             s.kinds = s.kinds.or(kinds);
         }
         for s in &mut else_states {
+            s.readiness |= info.else_pending;
             s.classified |= classified;
             s.picked |= classified;
             s.kinds = s.kinds.or(kinds);
@@ -1214,7 +1218,8 @@ impl<'a, 'c> Flow<'a, 'c> {
                     else_o: i.then_o,
                     then_set: i.else_set,
                     else_set: i.then_set,
-                    readiness: false,
+                    readiness: i.else_pending,
+                    else_pending: i.readiness,
                 }
             }
             Expr::Binary(b) if matches!(b.op, syn::BinOp::And(_) | syn::BinOp::Or(_)) => {
@@ -1226,12 +1231,25 @@ impl<'a, 'c> Flow<'a, 'c> {
                 } else {
                     (l.then_o.or(r.then_o), l.else_o.and(r.else_o))
                 };
+                // `if let Ok(hash) = get() && hash != old`: a successful read whose value is not
+                // the awaited one goes to the `else` too (a poll).
+                let tests_value = and
+                    && matches!(&*b.left, Expr::Let(le) if pat_outcome(&le.pat) == Some(Outcome::Success) && {
+                        let mut bound = Vec::new();
+                        super::values::pat_bindings(&le.pat, &mut bound);
+                        bound.iter().any(|n| mentions(&b.right, n))
+                    });
                 CondInfo {
                     then_o,
                     else_o,
                     then_set: None,
                     else_set: None,
                     readiness: l.readiness || r.readiness,
+                    else_pending: if and {
+                        l.else_pending || r.else_pending || tests_value
+                    } else {
+                        l.else_pending && r.else_pending
+                    },
                 }
             }
             Expr::Let(l) => {
@@ -1243,6 +1261,7 @@ impl<'a, 'c> Flow<'a, 'c> {
                     then_set: None,
                     else_set: None,
                     readiness: pat_mentions_readiness(&l.pat),
+                    else_pending: o == Outcome::Success && awaits_value(&l.pat),
                 }
             }
             Expr::Call(c)
@@ -1256,6 +1275,7 @@ impl<'a, 'c> Flow<'a, 'c> {
                     then_set: None,
                     else_set: None,
                     readiness: false,
+                    else_pending: false,
                 }
             }
             Expr::MethodCall(mc) => {
@@ -1274,6 +1294,7 @@ impl<'a, 'c> Flow<'a, 'c> {
                     then_set: None,
                     else_set: None,
                     readiness: false,
+                    else_pending: false,
                 }
             }
             // `let retry = policy.should_retry(&err); if retry { .. }`, `(need_retry, rep) =
@@ -1285,6 +1306,7 @@ impl<'a, 'c> Flow<'a, 'c> {
                 then_set: None,
                 else_set: None,
                 readiness: false,
+                else_pending: false,
             },
             Expr::Macro(m) if names::last(&m.mac.path).as_deref() == Some("matches") => {
                 let o = super::status::parse_matches(&m.mac)
@@ -1296,6 +1318,7 @@ impl<'a, 'c> Flow<'a, 'c> {
                     then_set: None,
                     else_set: None,
                     readiness: false,
+                    else_pending: false,
                 }
             }
             _ => CondInfo {
@@ -1304,6 +1327,7 @@ impl<'a, 'c> Flow<'a, 'c> {
                 then_set: None,
                 else_set: None,
                 readiness: false,
+                else_pending: false,
             },
         };
         if let Some(sets) = self.status.cond(cond) {
@@ -1558,6 +1582,29 @@ fn is_empty_body(e: &Expr) -> bool {
     match e {
         Expr::Block(b) => b.block.stmts.is_empty(),
         Expr::Tuple(t) => t.elems.is_empty(),
+        _ => false,
+    }
+}
+
+/// Whether an `Ok(..)` pattern waits for a particular value inside (`Ok(Some(_))`,
+/// `Ok(Status::Done)`, `Ok(true)`): a successful read of something else does not match it.
+fn awaits_value(pat: &Pat) -> bool {
+    let _guard = crate::budget::enter();
+    match pat {
+        Pat::TupleStruct(t) if names::last(&t.path).is_some_and(|n| n == "Ok") => {
+            t.elems.iter().any(|e| {
+                matches!(
+                    e,
+                    Pat::TupleStruct(_)
+                        | Pat::Path(_)
+                        | Pat::Lit(_)
+                        | Pat::Struct(_)
+                        | Pat::Range(_)
+                )
+            })
+        }
+        Pat::Reference(r) => awaits_value(&r.pat),
+        Pat::Paren(p) => awaits_value(&p.pat),
         _ => false,
     }
 }
