@@ -497,7 +497,8 @@ impl<'a> Builder<'a, '_> {
         // A retry policy object's decision sends every failure round again: its limit (and
         // its choice of what to retry) is the policy's.
         let policy_decides = policy_decides(&result, body, self.index);
-        let bound = match Self::loop_bound(l, &result, &facts, locals, in_timeout) {
+        let taken = taken_branches(body, self.index);
+        let bound = match Self::loop_bound(l, &result, &facts, locals, in_timeout, &taken) {
             Bound::Unbounded if policy_decides => Bound::Bounded(BoundKind::Policy),
             b => b,
         };
@@ -665,6 +666,7 @@ impl<'a> Builder<'a, '_> {
         facts: &LoopFacts<'a>,
         locals: &Locals<'a>,
         in_timeout: bool,
+        taken: &[Span],
     ) -> Bound {
         let _guard = crate::budget::enter();
         let header = match l {
@@ -696,6 +698,9 @@ impl<'a> Builder<'a, '_> {
             .all(|c| {
                 c.limited(!facts.counters.is_empty())
                     || (header_steps && c.bound == Some(BoundKind::Counter))
+                    // Going round from the branch of `if let Some(n) = next.take()`: the next
+                    // pass finds `next` empty and takes the other branch, which counts.
+                    || taken.iter().any(|t| t.start <= c.span.start && c.span.end <= t.end)
             });
         let from_body = result.bounded_by.filter(|_| every_path_limited);
         match header.or(from_body) {
@@ -2716,6 +2721,39 @@ fn policy_decides(result: &FlowResult, body: &Block, index: &LineIndex<'_>) -> b
                 .iter()
                 .any(|m| m.start <= c.span.start && c.span.end <= m.end)
         })
+}
+
+/// The `then` branches of `if let Some(x) = v.take() { .. } else { .. }` at the top of a loop
+/// body whose branch does not set `v` again: going round from there, the next pass finds `v`
+/// empty and runs the `else`.
+fn taken_branches(body: &Block, index: &LineIndex<'_>) -> Vec<Span> {
+    let mut out = Vec::new();
+    for st in &body.stmts {
+        let syn::Stmt::Expr(Expr::If(i), _) = st else {
+            continue;
+        };
+        if i.else_branch.is_none() {
+            continue;
+        }
+        let Expr::Let(le) = &*i.cond else { continue };
+        let Expr::MethodCall(m) = &*le.expr else {
+            continue;
+        };
+        let taken = match &*m.receiver {
+            Expr::Path(p) if m.method == "take" && m.args.is_empty() => p.path.get_ident(),
+            _ => None,
+        };
+        let Some(v) = taken.map(ToString::to_string) else {
+            continue;
+        };
+        let sets_again = LoopFacts::collect(&i.then_branch, &[])
+            .mutations
+            .contains_key(&v);
+        if super::flow::option_outcome(&le.pat).is_some() && !sets_again {
+            out.push(index.of(&i.then_branch));
+        }
+    }
+    out
 }
 
 /// Whether `key` is passed to a call in `body` (`client.get(&url)`).
