@@ -654,8 +654,15 @@ static DEFINED: std::sync::OnceLock<std::sync::Mutex<DefinedIndex>> = std::sync:
 fn defined_names(text: &str) -> Vec<u64> {
     let is_ident = |c: char| c.is_alphanumeric() || c == '_';
     let mut out = Vec::new();
+    // The type of the latest `impl` (`impl<T> Store<T>`, `impl Trait for Store`): the methods
+    // after it also go in as `Store::name`, as a scan's index has them. A free function after
+    // an `impl` block counts as a method too, which costs at most a useless import.
+    let mut owner: Option<&str> = None;
     let mut words = text.split(|c: char| !is_ident(c)).filter(|w| !w.is_empty());
     while let Some(w) = words.next() {
+        if w == "impl" {
+            owner = impl_type(&text[word_end(text, w)..]);
+        }
         if matches!(w, "fn" | "const" | "static") {
             if let Some(name) = words.next() {
                 let name = if name == "mut" {
@@ -664,12 +671,55 @@ fn defined_names(text: &str) -> Vec<u64> {
                     name
                 };
                 out.push(crate::model::name_key(name));
+                if let (Some(ty), "fn") = (owner, w) {
+                    out.push(crate::model::name_key(&format!("{ty}::{name}")));
+                }
             }
         }
     }
     out.sort_unstable();
     out.dedup();
     out
+}
+
+/// The offset just past the word `w`, a subslice of `text`.
+fn word_end(text: &str, w: &str) -> usize {
+    w.as_ptr() as usize - text.as_ptr() as usize + w.len()
+}
+
+/// The type an `impl` header names, read from the text after `impl` up to its `{`: the path
+/// after `for` when there is one, else the one after the generic parameters; its last segment
+/// (`impl<T> crate::store::Store<T>` → `Store`).
+fn impl_type(after: &str) -> Option<&str> {
+    let is_ident = |c: char| c.is_alphanumeric() || c == '_';
+    let header = &after[..after.find('{')?];
+    let mut rest = header.trim_start();
+    if rest.starts_with('<') {
+        let mut depth = 0usize;
+        let end = rest.char_indices().find_map(|(i, c)| {
+            match c {
+                '<' => depth += 1,
+                '>' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+            (depth == 0).then_some(i + 1)
+        })?;
+        rest = &rest[end..];
+    }
+    let bytes = rest.as_bytes();
+    let is_ident_byte = |i: usize| bytes.get(i).is_some_and(|b| is_ident(char::from(*b)));
+    if let Some((i, _)) = rest
+        .match_indices("for")
+        .find(|(i, _)| !is_ident_byte(i.wrapping_sub(1)) && !is_ident_byte(i + 3))
+    {
+        rest = &rest[i + 3..];
+    }
+    let rest = rest.trim_start().trim_start_matches('&').trim_start();
+    let rest = rest.strip_prefix("dyn ").unwrap_or(rest).trim_start();
+    let end = rest
+        .find(|c: char| !(is_ident(c) || c == ':'))
+        .unwrap_or(rest.len());
+    rest[..end].rsplit("::").next().filter(|t| !t.is_empty())
 }
 
 /// One finding as an LSP diagnostic.
@@ -911,6 +961,30 @@ mod tests {
     use super::*;
 
     const ALL: [Encoding; 3] = [Encoding::Utf8, Encoding::Utf16, Encoding::Utf32];
+
+    #[test]
+    fn methods_are_defined_under_their_impl_type_too() {
+        assert_eq!(impl_type(" Connector {"), Some("Connector"));
+        assert_eq!(
+            impl_type("<T: Clone> crate::store::Store<T> where T: Send {"),
+            Some("Store")
+        );
+        assert_eq!(
+            impl_type(" fmt::Display for &Connector {"),
+            Some("Connector")
+        );
+        assert_eq!(
+            impl_type("<'a> Iterator for Forward<'a> {"),
+            Some("Forward")
+        );
+        let keys = defined_names(
+            "impl Connector {\n    pub fn connect(&mut self) {}\n}\nconst LIMIT: u32 = 3;\n",
+        );
+        for name in ["connect", "Connector::connect", "LIMIT"] {
+            assert!(keys.contains(&crate::model::name_key(name)), "{name}");
+        }
+        assert!(!keys.contains(&crate::model::name_key("Connector::LIMIT")));
+    }
 
     fn pos(line: u32, character: u32) -> Position {
         Position { line, character }

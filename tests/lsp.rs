@@ -592,6 +592,45 @@ fn the_configuration_of_the_document_s_directory_applies() {
 }
 
 #[test]
+fn a_method_of_a_parameters_type_is_read_in_another_file_as_in_a_scan() {
+    // The crate fixture whose retry loop calls `connector.connect(..)`, a `Connector` method of
+    // `connector.rs` that waits; the file has a `connect` of its own. A scan reports nothing;
+    // nor may the editor (without `Connector::connect` it would say RA011, no wait).
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/no-delay/wait_in_another_file");
+    let path = root.join("src/lib.rs");
+    let text = std::fs::read_to_string(&path).expect("fixture");
+    let uri = lsp_types::Url::from_file_path(&path)
+        .expect("absolute path")
+        .to_string();
+    let mut server = Server::start();
+    initialize(&mut server, json!({}));
+    server.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": uri, "languageId": "rust", "version": 1, "text": text}}),
+    );
+    let (_, diagnostics) = server.diagnostics(&uri);
+    assert_eq!(diagnostics, Vec::<Value>::new());
+
+    // Alone (an untitled document with the same text), the wait is not in view.
+    let alone = "untitled:lib.rs";
+    server.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": alone, "languageId": "rust", "version": 1, "text": text}}),
+    );
+    let (_, diagnostics) = server.diagnostics(alone);
+    let codes: Vec<&str> = diagnostics
+        .iter()
+        .filter_map(|d| d["code"].as_str())
+        .collect();
+    assert_eq!(codes, ["RA011"], "{diagnostics:#?}");
+
+    server.request(2, "shutdown", Value::Null);
+    server.notify("exit", Value::Null);
+    assert_eq!(server.wait(), Some(0));
+}
+
+#[test]
 fn definitions_of_other_files_of_the_crate_apply_as_in_a_scan() {
     // The crate fixture whose classifier lives in `lib.rs`: the editor reports, in `client.rs`,
     // the RA006 a scan of the crate reports, with the same evidence.
