@@ -273,7 +273,7 @@ impl<'a> Builder<'a, '_> {
                 if !site.supervisor
                     && site.bound == Bound::Unbounded
                     && matches!(f.sig.output, syn::ReturnType::Default)
-                    && reconnects_for_server(l, &f, self.scope)
+                    && reconnects_for_server(l, &f, self.scope, self.index)
                 {
                     site.supervisor = true;
                 }
@@ -1835,7 +1835,12 @@ fn restarts_session(r: &FlowResult, body: &Block, scope: &FileScope<'_>, fn_name
 /// in the file is made by a function that serves a session ([`serves_session`]; a router that
 /// reconnects when its connection drops). A connection a caller waits for first (a
 /// constructor's) is not.
-fn reconnects_for_server(l: &Expr, f: &LocalFn<'_>, scope: &FileScope<'_>) -> bool {
+fn reconnects_for_server(
+    l: &Expr,
+    f: &LocalFn<'_>,
+    scope: &FileScope<'_>,
+    index: &LineIndex<'_>,
+) -> bool {
     let body = match l {
         Expr::Loop(x) => &x.body,
         Expr::While(w) => &w.body,
@@ -1848,20 +1853,34 @@ fn reconnects_for_server(l: &Expr, f: &LocalFn<'_>, scope: &FileScope<'_>) -> bo
         return false;
     }
     let name = f.sig.ident.to_string();
-    let mut callers = 0;
-    for g in scope.fns.values().flatten() {
-        if std::ptr::eq(g.block, f.block) {
-            continue;
-        }
-        if !calls_by_tokens(quote::ToTokens::to_token_stream(g.block), &name) {
-            continue;
-        }
-        if !serves_session(g.block) {
-            return false;
-        }
-        callers += 1;
+    // The functions of the file that serve a session, by the span of their bodies.
+    let serving: Vec<Span> = scope
+        .fns
+        .values()
+        .flatten()
+        .filter(|g| !std::ptr::eq(g.block, f.block))
+        .filter(|g| calls_by_tokens(quote::ToTokens::to_token_stream(g.block), &name))
+        .filter(|g| serves_session(g.block))
+        .map(|g| index.of(g.block))
+        .collect();
+    if serving.is_empty() {
+        return false;
     }
-    callers > 0
+    // Every call of it written in the file (read from the text, which the pre-filter has not
+    // blanked: a constructor's call counts even where its body was not parsed) is in one of
+    // them, or in the helper itself.
+    let own = index.of(f.block);
+    let text = index.source();
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    text.match_indices(name.as_str()).all(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + name.len()..].trim_start();
+        let is_call = !before.is_some_and(ident)
+            && after.starts_with('(')
+            && !text[..at].trim_end().ends_with("fn");
+        let inside = |s: &Span| s.start <= at && at < s.end;
+        !is_call || inside(&own) || serving.iter().any(inside)
+    })
 }
 
 /// Whether tokens call `name` (`name(..)`, `.name(..)`), inside macros too (`select!` arms).
