@@ -591,23 +591,37 @@ fn the_configuration_of_the_document_s_directory_applies() {
     assert_eq!(server.wait(), Some(0));
 }
 
+/// Opens `file` of the crate fixture `dir` (relative to the package) from disk: the fixture's
+/// root, the document's URI and its text.
+fn open_fixture(
+    server: &mut Server,
+    dir: &str,
+    file: &str,
+) -> (std::path::PathBuf, String, String) {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+    let path = root.join(file);
+    let text = std::fs::read_to_string(&path).expect("fixture");
+    let uri = lsp_types::Url::from_file_path(&path)
+        .expect("absolute path")
+        .to_string();
+    server.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": uri, "languageId": "rust", "version": 1, "text": text}}),
+    );
+    (root, uri, text)
+}
+
 #[test]
 fn a_method_of_a_parameters_type_is_read_in_another_file_as_in_a_scan() {
     // The crate fixture whose retry loop calls `connector.connect(..)`, a `Connector` method of
     // `connector.rs` that waits; the file has a `connect` of its own. A scan reports nothing;
     // nor may the editor (without `Connector::connect` it would say RA011, no wait).
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/no-delay/wait_in_another_file");
-    let path = root.join("src/lib.rs");
-    let text = std::fs::read_to_string(&path).expect("fixture");
-    let uri = lsp_types::Url::from_file_path(&path)
-        .expect("absolute path")
-        .to_string();
     let mut server = Server::start();
     initialize(&mut server, json!({}));
-    server.notify(
-        "textDocument/didOpen",
-        json!({"textDocument": {"uri": uri, "languageId": "rust", "version": 1, "text": text}}),
+    let (_, uri, text) = open_fixture(
+        &mut server,
+        "fixtures/no-delay/wait_in_another_file",
+        "src/lib.rs",
     );
     let (_, diagnostics) = server.diagnostics(&uri);
     assert_eq!(diagnostics, Vec::<Value>::new());
@@ -634,18 +648,12 @@ fn a_method_of_a_parameters_type_is_read_in_another_file_as_in_a_scan() {
 fn definitions_of_other_files_of_the_crate_apply_as_in_a_scan() {
     // The crate fixture whose classifier lives in `lib.rs`: the editor reports, in `client.rs`,
     // the RA006 a scan of the crate reports, with the same evidence.
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/ignores-retry-after/classifier_in_another_file");
-    let path = root.join("src/client.rs");
-    let text = std::fs::read_to_string(&path).expect("fixture");
-    let uri = lsp_types::Url::from_file_path(&path)
-        .expect("absolute path")
-        .to_string();
     let mut server = Server::start();
     initialize(&mut server, json!({}));
-    server.notify(
-        "textDocument/didOpen",
-        json!({"textDocument": {"uri": uri, "languageId": "rust", "version": 1, "text": text}}),
+    let (root, uri, text) = open_fixture(
+        &mut server,
+        "fixtures/ignores-retry-after/classifier_in_another_file",
+        "src/client.rs",
     );
     let (_, diagnostics) = server.diagnostics(&uri);
     let codes: Vec<&str> = diagnostics

@@ -20,28 +20,52 @@ pub struct LocalFn<'a> {
     pub owner: Option<&'a syn::Ident>,
 }
 
-/// The name of the type a field holds, through shared and locked wrappers (`Arc<Mutex<Client>>`
-/// → `Client`); `None` for a generic parameter's wrappers it cannot see through.
-fn held_type(ty: &syn::Type) -> Option<String> {
+/// The path of the type a field or parameter holds, through references and shared or locked
+/// wrappers (`&Arc<Mutex<crate::net::Client>>` → `crate::net::Client`); `None` for a wrapper it
+/// cannot see through, `impl Trait`, `dyn Trait`, a tuple or a slice. Not through `Option`:
+/// `conn.take()` is `Option`'s.
+#[must_use]
+pub fn held_path(ty: &syn::Type) -> Option<&syn::Path> {
     let _guard = crate::budget::enter();
-    let syn::Type::Path(p) = ty else {
-        return type_ident(ty).map(ToString::to_string);
-    };
-    let last = p.path.segments.last()?;
-    let wrapper = matches!(
-        last.ident.to_string().as_str(),
-        "Arc" | "Rc" | "Box" | "Mutex" | "RwLock" | "RefCell" | "Cell" | "OnceCell" | "OnceLock"
-    );
-    if wrapper {
-        if let syn::PathArguments::AngleBracketed(args) = &last.arguments {
-            return args.args.iter().find_map(|a| match a {
-                syn::GenericArgument::Type(inner) => held_type(inner),
+    match ty {
+        syn::Type::Reference(r) => held_path(&r.elem),
+        syn::Type::Paren(p) => held_path(&p.elem),
+        syn::Type::Group(g) => held_path(&g.elem),
+        syn::Type::Path(p) if p.qself.is_none() => {
+            let last = p.path.segments.last()?;
+            let wrapper = matches!(
+                last.ident.to_string().as_str(),
+                "Arc"
+                    | "Rc"
+                    | "Box"
+                    | "Mutex"
+                    | "RwLock"
+                    | "RefCell"
+                    | "Cell"
+                    | "OnceCell"
+                    | "OnceLock"
+                    | "Pin"
+            );
+            if !wrapper {
+                return Some(&p.path);
+            }
+            match &last.arguments {
+                syn::PathArguments::AngleBracketed(args) => {
+                    args.args.iter().find_map(|a| match a {
+                        syn::GenericArgument::Type(inner) => held_path(inner),
+                        _ => None,
+                    })
+                }
                 _ => None,
-            });
+            }
         }
-        return None;
+        _ => None,
     }
-    Some(last.ident.to_string())
+}
+
+/// The name of the type a field holds ([`held_path`]'s last segment).
+fn held_type(ty: &syn::Type) -> Option<String> {
+    held_path(ty)?.segments.last().map(|s| s.ident.to_string())
 }
 
 /// The name of the type an `impl` block is for (`Uploader` in `impl<S> Uploader<S>`).

@@ -1338,6 +1338,7 @@ impl<'a, 'c> AttemptVisitor<'a, 'c> {
         };
         place_key(recv)
             .and_then(|k| locals.param_types.get(&k))
+            .map(|ty| names::text(*ty))
             .is_some_and(|ty| MESSAGING_CRATES.iter().any(|c| ty.contains(c)))
     }
 
@@ -1350,8 +1351,6 @@ impl<'a, 'c> AttemptVisitor<'a, 'c> {
         }
     }
 
-    /// A call to a function of this file that builds a write (`order_request(..)` returning a
-    /// `client.post(..)`): the write is made here.
     /// The type named by a parameter's written type, when a method is called on the parameter
     /// (`connector: &mut Connector` → `Connector`; through `Arc`/`Box`; not `impl Trait`,
     /// `dyn Trait`, a generic's bounds).
@@ -1365,7 +1364,7 @@ impl<'a, 'c> AttemptVisitor<'a, 'c> {
             return None;
         };
         let id = p.path.get_ident()?.to_string();
-        let path = named_type(self.locals?.param_tys.get(&id)?)?;
+        let path = super::scope::held_path(self.locals?.param_types.get(&id)?)?;
         // A type of this crate only: `crate::net::Pool`, `store::Session` of a module the file
         // declares, or a name not brought in from another crate by `use` (`postgres::Client`
         // is not the file's `Client`).
@@ -1376,6 +1375,8 @@ impl<'a, 'c> AttemptVisitor<'a, 'c> {
         local.then(|| full.last().cloned()).flatten()
     }
 
+    /// A call to a function of this file that builds a write (`order_request(..)` returning a
+    /// `client.post(..)`): the write is made here.
     fn local_write(&self, name: &str, via: &super::Via) -> bool {
         let _guard = crate::budget::enter();
         // Minting a credential (`refresh_session_token`, `login`, `authenticate`) is safe to
@@ -1813,7 +1814,7 @@ fn restarts_session(r: &FlowResult, body: &Block, scope: &FileScope<'_>, fn_name
                 && scope
                     .function_via(op, Some(&super::Via::Method))
                     .or_else(|| scope.function(op))
-                    .is_some_and(|f| serves_session(f.block)))
+                    .is_some_and(|f| serves_session(f.block, scope)))
     };
     let order = call_order(body);
     let first_call = |op: &str| order.iter().position(|n| n == op);
@@ -1853,59 +1854,35 @@ fn reconnects_for_server(
         return false;
     }
     let name = f.sig.ident.to_string();
-    // The functions of the file that serve a session, by the span of their bodies.
-    let serving: Vec<Span> = scope
+    // Every call of it written in the file, read from the text (which the pre-filter has not
+    // blanked: a constructor's call counts even where its body was not parsed, and so do calls
+    // in macros such as `select!` arms), must be in a function that serves a session, or in
+    // the helper itself.
+    let text = index.source();
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    let calls: Vec<usize> = text
+        .match_indices(name.as_str())
+        .map(|(at, _)| at)
+        .filter(|&at| {
+            !text[..at].chars().next_back().is_some_and(ident)
+                && text[at + name.len()..].trim_start().starts_with('(')
+                && !text[..at].trim_end().ends_with("fn")
+        })
+        .collect();
+    let own = index.of(f.block);
+    let inside = |s: &Span, at: usize| s.start <= at && at < s.end;
+    let callers: Vec<&LocalFn<'_>> = scope
         .fns
         .values()
         .flatten()
         .filter(|g| !std::ptr::eq(g.block, f.block))
-        .filter(|g| calls_by_tokens(quote::ToTokens::to_token_stream(g.block), &name))
-        .filter(|g| serves_session(g.block))
-        .map(|g| index.of(g.block))
+        .filter(|g| calls.iter().any(|&at| inside(&index.of(g.block), at)))
         .collect();
-    if serving.is_empty() {
-        return false;
-    }
-    // Every call of it written in the file (read from the text, which the pre-filter has not
-    // blanked: a constructor's call counts even where its body was not parsed) is in one of
-    // them, or in the helper itself.
-    let own = index.of(f.block);
-    let text = index.source();
-    let ident = |c: char| c.is_alphanumeric() || c == '_';
-    text.match_indices(name.as_str()).all(|(at, _)| {
-        let before = text[..at].chars().next_back();
-        let after = text[at + name.len()..].trim_start();
-        let is_call = !before.is_some_and(ident)
-            && after.starts_with('(')
-            && !text[..at].trim_end().ends_with("fn");
-        let inside = |s: &Span| s.start <= at && at < s.end;
-        !is_call || inside(&own) || serving.iter().any(inside)
-    })
-}
-
-/// Whether tokens call `name` (`name(..)`, `.name(..)`), inside macros too (`select!` arms).
-fn calls_by_tokens(tokens: proc_macro2::TokenStream, name: &str) -> bool {
-    let _guard = crate::budget::enter();
-    let mut named = false;
-    for t in tokens {
-        match t {
-            proc_macro2::TokenTree::Ident(id) => {
-                named = id == name;
-                continue;
-            }
-            proc_macro2::TokenTree::Group(g) => {
-                if named && g.delimiter() == proc_macro2::Delimiter::Parenthesis {
-                    return true;
-                }
-                if calls_by_tokens(g.stream(), name) {
-                    return true;
-                }
-            }
-            proc_macro2::TokenTree::Punct(_) | proc_macro2::TokenTree::Literal(_) => {}
-        }
-        named = false;
-    }
-    false
+    !callers.is_empty()
+        && callers.iter().all(|g| serves_session(g.block, scope))
+        && calls
+            .iter()
+            .all(|&at| inside(&own, at) || callers.iter().any(|g| inside(&index.of(g.block), at)))
 }
 
 /// The names of the calls in a body, in the order they are written (closures and items
@@ -1932,75 +1909,78 @@ fn call_order(body: &Block) -> Vec<String> {
 /// Whether a function body serves a session: a loop in it receives what the peer sends until
 /// the connection drops (`while let Some(op) = decode(&mut reader)?`, a `loop` over a
 /// `select!` of `stream.next()` and `rx.recv()`).
-fn serves_session(body: &Block) -> bool {
-    /// A receive anywhere in an expression (inside `select!` too, which is read as tokens).
-    fn receives(e: &Expr) -> bool {
-        struct R(bool);
-        impl<'v> Visit<'v> for R {
-            fn visit_expr(&mut self, e: &'v Expr) {
-                let _guard = crate::budget::enter();
-                let receive = match e {
-                    Expr::Closure(_) => return,
-                    Expr::Await(a) => matches!(&*a.base, Expr::MethodCall(m)
-                        if names::is_receive_operation(&m.method.to_string(), true)),
-                    Expr::MethodCall(_) | Expr::Call(_) => {
-                        names::last_call(e).is_some_and(|n| names::is_receive_operation(&n, false))
-                    }
-                    _ => false,
-                };
-                self.0 |= receive;
-                syn::visit::visit_expr(self, e);
-            }
-            fn visit_macro(&mut self, m: &'v syn::Macro) {
-                let _guard = crate::budget::enter();
-                let select = m.path.segments.last().is_some_and(|s| s.ident == "select");
-                if select {
-                    let text = m.tokens.to_string();
-                    if text.contains(". next ()") || text.contains(". recv ()") {
-                        self.0 = true;
-                    }
-                }
-            }
-            fn visit_item(&mut self, _: &'v syn::Item) {}
-        }
-        let mut r = R(false);
-        r.visit_expr(e);
-        r.0
+fn serves_session(body: &Block, scope: &FileScope<'_>) -> bool {
+    /// A receive anywhere in what it visits (the futures of a `select!` too).
+    struct R<'s, 'a> {
+        scope: &'s FileScope<'a>,
+        found: bool,
     }
-    struct Loops(bool);
-    impl<'v> Visit<'v> for Loops {
+    impl<'v> Visit<'v> for R<'_, '_> {
         fn visit_expr(&mut self, e: &'v Expr) {
             let _guard = crate::budget::enter();
-            let serving = match e {
+            let receive = match e {
                 Expr::Closure(_) => return,
-                Expr::While(w) => receives(&w.cond) || receives_in_block(&w.body),
-                Expr::Loop(l) => receives_in_block(&l.body),
-                Expr::ForLoop(f) => receives(&f.expr),
+                Expr::Await(a) => matches!(&*a.base, Expr::MethodCall(m)
+                    if names::is_receive_operation(&m.method.to_string(), true)),
+                Expr::MethodCall(_) | Expr::Call(_) => {
+                    names::last_call(e).is_some_and(|n| names::is_receive_operation(&n, false))
+                }
                 _ => false,
             };
-            self.0 |= serving;
+            self.found |= receive;
+            syn::visit::visit_expr(self, e);
+        }
+        fn visit_macro(&mut self, m: &'v syn::Macro) {
+            let _guard = crate::budget::enter();
+            for future in self.scope.select_futures(m) {
+                // `stream.next()` raced in a `select!` is awaited by it.
+                let next = matches!(future, Expr::MethodCall(c)
+                    if names::is_receive_operation(&c.method.to_string(), true));
+                self.found |= next;
+                self.visit_expr(future);
+            }
+        }
+        fn visit_item(&mut self, _: &'v syn::Item) {}
+    }
+    /// The loops of the body (not in closures or items).
+    struct Loops<'v>(Vec<&'v Expr>);
+    impl<'v> Visit<'v> for Loops<'v> {
+        fn visit_expr(&mut self, e: &'v Expr) {
+            let _guard = crate::budget::enter();
+            match e {
+                Expr::Closure(_) => return,
+                Expr::While(_) | Expr::Loop(_) | Expr::ForLoop(_) => self.0.push(e),
+                _ => {}
+            }
             syn::visit::visit_expr(self, e);
         }
         fn visit_item(&mut self, _: &'v syn::Item) {}
     }
-    fn receives_in_block(b: &Block) -> bool {
-        b.stmts.iter().any(|s| match s {
-            syn::Stmt::Expr(e, _) => receives(e),
-            syn::Stmt::Local(l) => l.init.as_ref().is_some_and(|i| receives(&i.expr)),
-            syn::Stmt::Macro(m) => {
-                let e = Expr::Macro(syn::ExprMacro {
-                    attrs: Vec::new(),
-                    mac: m.mac.clone(),
-                });
-                receives(&e)
-            }
-            syn::Stmt::Item(_) => false,
-        })
-    }
     let _guard = crate::budget::enter();
-    let mut loops = Loops(false);
+    let mut loops = Loops(Vec::new());
     loops.visit_block(body);
-    loops.0
+    loops.0.into_iter().any(|l| {
+        let mut r = R {
+            scope,
+            found: false,
+        };
+        match l {
+            Expr::While(w) => {
+                r.visit_expr(&w.cond);
+                for st in &w.body.stmts {
+                    r.visit_stmt(st);
+                }
+            }
+            Expr::Loop(x) => {
+                for st in &x.body.stmts {
+                    r.visit_stmt(st);
+                }
+            }
+            Expr::ForLoop(f) => r.visit_expr(&f.expr),
+            _ => {}
+        }
+        r.found
+    })
 }
 
 /// `while res.is_err()` / `while let Err(_) = op()`: the body runs on failure.
@@ -2055,19 +2035,23 @@ fn is_schedule_iter(iter: &Expr) -> bool {
         || text.contains("attempt")
 }
 
+/// The value of an integer literal (`2`, `3u32`).
+fn int_lit(e: &Expr) -> Option<u64> {
+    match e {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i),
+            ..
+        }) => i.base10_parse::<u64>().ok(),
+        _ => None,
+    }
+}
+
 /// How many times a `for` over a range of integer literals runs (`0..2` → 2, `1..=2` → 2).
 fn literal_range_len(iter: &Expr) -> Option<u64> {
     let Expr::Range(r) = iter else {
         return None;
     };
-    let int = |e: &Option<Box<Expr>>| match e.as_deref() {
-        Some(Expr::Lit(syn::ExprLit {
-            lit: syn::Lit::Int(i),
-            ..
-        })) => i.base10_parse::<u64>().ok(),
-        _ => None,
-    };
-    let (from, to) = (int(&r.start)?, int(&r.end)?);
+    let (from, to) = (int_lit(r.start.as_deref()?)?, int_lit(r.end.as_deref()?)?);
     let len = match r.limits {
         syn::RangeLimits::HalfOpen(_) => to.checked_sub(from)?,
         syn::RangeLimits::Closed(_) => to.checked_sub(from)? + 1,
@@ -2081,13 +2065,7 @@ fn countdown_len(cond: &Expr, locals: &Locals<'_>, facts: &LoopFacts<'_>) -> Opt
     let Expr::Binary(b) = cond else {
         return None;
     };
-    let lit = |e: &Expr| match e {
-        Expr::Lit(syn::ExprLit {
-            lit: syn::Lit::Int(i),
-            ..
-        }) => i.base10_parse::<u64>().ok(),
-        _ => None,
-    };
+    let lit = int_lit;
     let floor = match (b.op, lit(&b.right)?) {
         (syn::BinOp::Gt(_) | syn::BinOp::Ne(_), 0) | (syn::BinOp::Ge(_), 1) => 0,
         _ => return None,
@@ -3556,36 +3534,4 @@ impl<'a> Visit<'a> for SleepFinder<'a, '_> {
     }
 
     fn visit_item(&mut self, _: &'a syn::Item) {}
-}
-
-/// The path of the type a parameter's written type names (`&mut Connector` → `Connector`,
-/// `Arc<crate::net::Pool>` → `crate::net::Pool`); `None` for `impl Trait`, `dyn Trait`, a tuple,
-/// a slice.
-fn named_type(ty: &syn::Type) -> Option<&syn::Path> {
-    let _guard = crate::budget::enter();
-    match ty {
-        syn::Type::Reference(r) => named_type(&r.elem),
-        syn::Type::Paren(p) => named_type(&p.elem),
-        syn::Type::Group(g) => named_type(&g.elem),
-        syn::Type::Path(p) if p.qself.is_none() => {
-            let last = p.path.segments.last()?;
-            let wrapper = matches!(
-                last.ident.to_string().as_str(),
-                "Arc" | "Rc" | "Box" | "Mutex" | "RwLock" | "RefCell" | "Pin" | "Option"
-            );
-            if !wrapper {
-                return Some(&p.path);
-            }
-            match &last.arguments {
-                syn::PathArguments::AngleBracketed(args) => {
-                    args.args.iter().find_map(|a| match a {
-                        syn::GenericArgument::Type(inner) => named_type(inner),
-                        _ => None,
-                    })
-                }
-                _ => None,
-            }
-        }
-        _ => None,
-    }
 }

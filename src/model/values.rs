@@ -151,9 +151,7 @@ pub struct Locals<'a> {
     /// Names bound inside a `Status(..)` pattern (`Err(ureq::Error::Status(code, _))`).
     pub statuses: HashSet<String>,
     /// The written type of each parameter (`js` → `&async_nats::jetstream::Context`).
-    pub param_types: HashMap<String, String>,
-    /// The same, as written (for resolving the type a method is called on).
-    pub param_tys: HashMap<String, &'a syn::Type>,
+    pub param_types: HashMap<String, &'a syn::Type>,
 }
 
 impl<'a> Locals<'a> {
@@ -164,10 +162,8 @@ impl<'a> Locals<'a> {
             if let syn::FnArg::Typed(t) = input {
                 let mut names = Vec::new();
                 pat_bindings(&t.pat, &mut names);
-                let ty = names::text(&*t.ty);
                 for n in &names {
-                    l.param_types.insert(n.clone(), ty.clone());
-                    l.param_tys.insert(n.clone(), &*t.ty);
+                    l.param_types.insert(n.clone(), &*t.ty);
                 }
                 l.params.extend(names);
             }
