@@ -124,6 +124,25 @@ pub struct CrateFacts {
     /// its findings before suppression, so that the comments can also suppress the RA010
     /// findings the crate-wide pass adds ([`suppress::Pending::apply`]).
     pub suppressions: Option<std::sync::Arc<suppress::Pending>>,
+    /// The file's reported retry loops whose attempt limit is a parameter or a field: what the
+    /// crate passes there by default decides whether they retry ([`crate::defaults`]).
+    pub limits: Vec<LimitQuery>,
+}
+
+/// A reported retry loop whose attempt limit the crate passes in.
+#[derive(Clone, Debug)]
+pub struct LimitQuery {
+    pub limit: model::LimitFrom,
+    /// The loop's head: its findings are the ones labelled there.
+    pub head: crate::diagnostic::Span,
+}
+
+impl LimitQuery {
+    /// Whether `d` is a finding of this loop.
+    #[must_use]
+    pub fn owns(&self, d: &Diagnostic) -> bool {
+        d.primary.span == self.head || d.secondary.iter().any(|l| l.span == self.head)
+    }
 }
 
 /// A call made on each attempt of a retry site.
@@ -382,6 +401,16 @@ fn check_within_budget(
             })
             .collect(),
         suppressions: None,
+        limits: file_model
+            .sites
+            .iter()
+            .filter_map(|s| {
+                Some(LimitQuery {
+                    limit: s.limit_from.clone()?,
+                    head: s.head,
+                })
+            })
+            .collect(),
     };
     let fns = if text.contains(suppress::MARKER) {
         suppress::fn_items(&file)
@@ -410,6 +439,9 @@ fn check_within_budget(
     }
     // Inline `// retry-audit: allow(...)` comments, and RA100 for those that suppress nothing.
     let diagnostics = suppress::apply(text, shift, &fns, diagnostics, settings);
+    facts
+        .limits
+        .retain(|q| diagnostics.iter().any(|d| q.owns(d)));
     times.analyse += parsed.elapsed().saturating_sub(freed);
     Ok((diagnostics, facts))
 }

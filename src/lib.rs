@@ -18,6 +18,8 @@ pub mod checks;
 #[cfg(feature = "cli")]
 pub mod config;
 #[cfg(feature = "analysis")]
+pub mod defaults;
+#[cfg(feature = "analysis")]
 pub mod diagnostic;
 #[cfg(feature = "analysis")]
 pub mod engine;

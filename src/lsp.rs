@@ -527,16 +527,39 @@ fn analyse_text(uri: &Url, text: &str, settings: &Settings, encoding: Encoding) 
             }
             _ => Vec::new(),
         };
-        if imports.is_empty() {
-            return Ok(found);
+        let (mut found, facts) = if imports.is_empty() {
+            (found, facts)
+        } else {
+            engine::check_with_imports(
+                text.as_bytes(),
+                &imports,
+                settings,
+                &mut engine::PhaseTimes::default(),
+            )?
+        };
+        // As a scan would: a loop whose limit the crate passes in, judged by what it passes.
+        if let (false, Ok(path)) = (facts.limits.is_empty(), uri.to_file_path()) {
+            let mut files: Vec<(std::path::PathBuf, bool)> = crate_files(&path)
+                .into_iter()
+                .map(|p| {
+                    let in_tests = crate::scan::is_test_target(&p);
+                    (p, in_tests)
+                })
+                .collect();
+            if !files.iter().any(|(p, _)| *p == path) {
+                files.push((path.clone(), whole.test_code));
+            }
+            let mut krate = crate::defaults::Crate::new(files);
+            krate.set_text(&path, text);
+            for q in &facts.limits {
+                if let Some(largest) = krate.largest_by_default(&q.limit.source) {
+                    found.retain(|d| {
+                        !(q.owns(d) && crate::defaults::withdrawn(q.limit.zero, largest, d.rule))
+                    });
+                }
+            }
         }
-        engine::check_with_imports(
-            text.as_bytes(),
-            &imports,
-            settings,
-            &mut engine::PhaseTimes::default(),
-        )
-        .map(|(found, _)| found)
+        Ok(found)
     });
     match checked {
         Ok(found) => {
@@ -577,23 +600,9 @@ fn analyse_text(uri: &Url, text: &str, settings: &Settings, encoding: Encoding) 
 /// changes on disk, so that an edit costs a walk of the crate's directory, not a read of every
 /// file; the engine then looks the definitions up in the parsed files.
 fn definitions_elsewhere(path: &std::path::Path, names: &[String]) -> Vec<(String, Vec<u8>)> {
-    let Some(root) = path
-        .ancestors()
-        .skip(1)
-        .find(|dir| dir.join("Cargo.toml").is_file())
-    else {
+    let Some(walk) = crate_walk(path) else {
         return Vec::new();
     };
-    let top = root.to_path_buf();
-    let walk = ignore::WalkBuilder::new(root)
-        .filter_entry(move |e| {
-            let p = e.path();
-            p == top
-                || !(e.file_type().is_some_and(|t| t.is_dir())
-                    && (p.file_name().is_some_and(|n| n == "target")
-                        || p.join("Cargo.toml").is_file()))
-        })
-        .build();
     let wanted: Vec<(u64, &String)> = names
         .iter()
         .map(|n| (crate::model::name_key(n), n))
@@ -640,6 +649,37 @@ fn definitions_elsewhere(path: &std::path::Path, names: &[String]) -> Vec<(Strin
     from.into_iter()
         .filter_map(|p| Some((p.display().to_string(), std::fs::read(&p).ok()?)))
         .collect()
+}
+
+/// A walk of the crate of `path`: the files under the nearest directory with a `Cargo.toml`,
+/// not in a nested package, `target` or an ignored directory.
+fn crate_walk(path: &std::path::Path) -> Option<ignore::Walk> {
+    let root = path
+        .ancestors()
+        .skip(1)
+        .find(|dir| dir.join("Cargo.toml").is_file())?;
+    let top = root.to_path_buf();
+    Some(
+        ignore::WalkBuilder::new(root)
+            .filter_entry(move |e| {
+                let p = e.path();
+                p == top
+                    || !(e.file_type().is_some_and(|t| t.is_dir())
+                        && (p.file_name().is_some_and(|n| n == "target")
+                            || p.join("Cargo.toml").is_file()))
+            })
+            .build(),
+    )
+}
+
+/// The Rust files of the crate of `path` (see [`crate_walk`]), `path` among them.
+fn crate_files(path: &std::path::Path) -> Vec<std::path::PathBuf> {
+    crate_walk(path).map_or_else(Vec::new, |walk| {
+        walk.flatten()
+            .map(ignore::DirEntry::into_path)
+            .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+            .collect()
+    })
 }
 
 /// Which names each file of the crates seen so far defines (see [`definitions_elsewhere`]),

@@ -78,6 +78,9 @@ pub struct ScanStats {
     pub cross_file: Duration,
     /// Files checked again with definitions of other files of their crate.
     pub rechecked: usize,
+    /// Retry loops whose attempt limit the crate passes in, with findings withdrawn because of
+    /// what it passes: zero (no retry), or one immediate second try at most ([`crate::defaults`]).
+    pub by_defaults: usize,
 }
 
 /// Per-file phase times, added up by every worker thread.
@@ -353,6 +356,7 @@ pub fn scan_with_progress(
     let rechecked = pool.install(|| {
         recheck_with_crate(&mut files, &mut facts, &crates, &configs, &options.settings)
     });
+    let by_defaults = pool.install(|| withdraw_by_defaults(&mut files, &facts, &crates));
     add_nested_across_files(&mut files, &facts, &crates, &configs, &options.settings);
     let stats = ScanStats {
         threads,
@@ -364,6 +368,7 @@ pub fn scan_with_progress(
         check: checked - walked,
         cross_file: checked.elapsed(),
         rechecked,
+        by_defaults,
     };
     Ok(ScanReport {
         files,
@@ -661,6 +666,69 @@ fn recheck_with_crate(
         facts[i] = Some(new_facts);
     }
     count
+}
+
+/// Withdraws the findings of retry loops whose attempt limit is a parameter or a field, by what
+/// the crate passes there ([`crate::defaults`]): a loop that never goes round reports nothing,
+/// one that tries once more at most no RA011. Only crates with such a loop are read again.
+/// Returns how many loops lost findings.
+fn withdraw_by_defaults(
+    files: &mut [FileReport],
+    facts: &[Option<engine::CrateFacts>],
+    crates: &[Vec<usize>],
+) -> usize {
+    let asked: Vec<&Vec<usize>> = crates
+        .iter()
+        .filter(|members| {
+            members
+                .iter()
+                .any(|&i| facts[i].as_ref().is_some_and(|f| !f.limits.is_empty()))
+        })
+        .collect();
+    let paths: Vec<&Path> = files.iter().map(|f| f.path.as_path()).collect();
+    let decided: Vec<(usize, engine::LimitQuery, u64)> = asked
+        .par_iter()
+        .flat_map_iter(|members| {
+            let mut krate = crate::defaults::Crate::new(
+                members
+                    .iter()
+                    .map(|&i| (paths[i].to_path_buf(), is_test_target(paths[i])))
+                    .collect(),
+            );
+            let mut memo: HashMap<crate::model::ValueSource, Option<u64>> = HashMap::new();
+            let mut out = Vec::new();
+            for &i in *members {
+                for q in facts[i].iter().flat_map(|f| &f.limits) {
+                    let largest = *memo
+                        .entry(q.limit.source.clone())
+                        .or_insert_with(|| krate.largest_by_default(&q.limit.source));
+                    if let Some(largest) = largest {
+                        out.push((i, q.clone(), largest));
+                    }
+                }
+            }
+            proc_macro2::extra::invalidate_current_thread_spans();
+            out
+        })
+        .collect();
+    let mut withdrawn = 0;
+    for (i, q, largest) in &decided {
+        if let Outcome::Checked {
+            diagnostics,
+            source,
+        } = &mut files[*i].outcome
+        {
+            let before = diagnostics.len();
+            diagnostics.retain(|d| {
+                !(q.owns(d) && crate::defaults::withdrawn(q.limit.zero, *largest, d.rule))
+            });
+            withdrawn += usize::from(diagnostics.len() < before);
+            if diagnostics.is_empty() {
+                *source = None;
+            }
+        }
+    }
+    withdrawn
 }
 
 /// RA010 across files, once every file's retrying functions are known (see

@@ -645,6 +645,57 @@ fn a_method_of_a_parameters_type_is_read_in_another_file_as_in_a_scan() {
 }
 
 #[test]
+fn a_limit_the_crate_passes_as_zero_is_judged_as_in_a_scan() {
+    // The crate fixture whose `Transport::send` retries at once up to `max_retries` times, a
+    // limit the crate gives from a configuration default of 0 (and 1 for a health check), and
+    // `upload`, whose limit defaults to 0: a scan reports only `fetch` (default 3); so must the
+    // editor, and it must read the edited text, not the disk's.
+    let mut server = Server::start();
+    initialize(&mut server, json!({}));
+    let (_, uri, text) = open_fixture(
+        &mut server,
+        "fixtures/no-delay/limit_zero_by_default",
+        "src/transport.rs",
+    );
+    let lines = |diagnostics: &[Value]| -> Vec<(String, u64)> {
+        diagnostics
+            .iter()
+            .map(|d| {
+                (
+                    d["code"].as_str().unwrap_or_default().to_owned(),
+                    d["range"]["start"]["line"].as_u64().unwrap_or_default() + 1,
+                )
+            })
+            .collect()
+    };
+    let (_, diagnostics) = server.diagnostics(&uri);
+    assert_eq!(
+        lines(&diagnostics),
+        [("RA011".to_owned(), 67)],
+        "{diagnostics:#?}"
+    );
+
+    // Edited so that `send` compares its count with a literal: the crate's values no longer
+    // decide, and the edit (not the file on disk) is what is read.
+    let edited = text.replace("retry_count >= max_retries", "retry_count >= 4");
+    assert_ne!(edited, text);
+    server.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": edited}]}),
+    );
+    let (_, diagnostics) = server.diagnostics(&uri);
+    assert_eq!(
+        lines(&diagnostics),
+        [("RA011".to_owned(), 32), ("RA011".to_owned(), 67)],
+        "{diagnostics:#?}"
+    );
+
+    server.request(2, "shutdown", Value::Null);
+    server.notify("exit", Value::Null);
+    assert_eq!(server.wait(), Some(0));
+}
+
+#[test]
 fn definitions_of_other_files_of_the_crate_apply_as_in_a_scan() {
     // The crate fixture whose classifier lives in `lib.rs`: the editor reports, in `client.rs`,
     // the RA006 a scan of the crate reports, with the same evidence.

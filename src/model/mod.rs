@@ -8,6 +8,7 @@ mod estimate;
 mod flow;
 mod keys;
 pub mod known;
+mod limits;
 mod names;
 mod policies;
 mod policy_values;
@@ -20,6 +21,7 @@ mod strategy;
 mod values;
 mod verdicts;
 
+pub use limits::{param_source, strip_conversions};
 pub(crate) use names::is_retry_word;
 pub use policies::{may_have_policies, PolicyAdvice};
 pub use site::{extract, extract_in};
@@ -294,6 +296,41 @@ pub struct RetrySite {
     pub paced_inside: bool,
     /// The site makes at most two attempts, by a literal range (`for attempt in 0..2`).
     pub second_try_only: bool,
+    /// The attempt limit is a parameter or a field: what the crate passes there by default
+    /// decides whether the loop goes round at all ([`crate::defaults`]).
+    pub limit_from: Option<LimitFrom>,
+}
+
+/// Where a loop's attempt limit is read from, and what a limit of zero means for it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LimitFrom {
+    pub source: ValueSource,
+    pub zero: ZeroMeans,
+}
+
+/// A value the crate passes in: a function's parameter, or a field (by name, of any type).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ValueSource {
+    /// Parameter `index` of `function` (counted without the receiver), a method of `owner`
+    /// when it has one; `arity` parameters besides the receiver, if `receiver`.
+    Param {
+        function: String,
+        owner: Option<String>,
+        index: usize,
+        receiver: bool,
+        arity: usize,
+    },
+    /// A field of this name.
+    Field(String),
+}
+
+/// What the loop does when its limit is zero.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ZeroMeans {
+    /// It gives up at the first failure (`if tries >= limit { return Err(..) }`).
+    NoRetry,
+    /// It tries once more at most (`if tries > limit`).
+    OneRetry,
 }
 
 /// How a way round after a failure skips the waits the site has elsewhere.
@@ -340,6 +377,7 @@ impl RetrySite {
             unpaced: None,
             paced_inside: false,
             second_try_only: false,
+            limit_from: None,
         }
     }
 }

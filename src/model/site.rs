@@ -277,6 +277,17 @@ impl<'a> Builder<'a, '_> {
                 {
                     site.supervisor = true;
                 }
+                // A counted limit the caller passes in (or a field holds): what the crate
+                // passes there by default is worked out across its files.
+                if matches!(
+                    site.bound,
+                    Bound::Bounded(BoundKind::Counter | BoundKind::Range)
+                ) {
+                    site.limit_from =
+                        super::limits::limit_operand(l, locals()).and_then(|(operand, zero)| {
+                            super::limits::source_of(operand, zero, f.sig, f.owner)
+                        });
+                }
                 retries_at.get_or_insert(site.head);
                 self.sites.push(site);
             }
@@ -643,6 +654,7 @@ impl<'a> Builder<'a, '_> {
             unpaced,
             paced_inside,
             second_try_only,
+            limit_from: None,
             kind: SiteKind::Loop,
             head,
             bound,
@@ -1070,6 +1082,7 @@ impl<'a> Builder<'a, '_> {
             unpaced: None,
             paced_inside: false,
             second_try_only: false,
+            limit_from: None,
             kind: SiteKind::Recursion,
             head,
             bound,
@@ -1195,6 +1208,7 @@ fn helper_site(head: Span, keys: Vec<super::PerAttemptKey>, facts: AttemptFacts)
         unpaced: None,
         paced_inside: false,
         second_try_only: false,
+        limit_from: None,
     }
 }
 
@@ -2036,7 +2050,7 @@ fn is_schedule_iter(iter: &Expr) -> bool {
 }
 
 /// The value of an integer literal (`2`, `3u32`).
-fn int_lit(e: &Expr) -> Option<u64> {
+pub(super) fn int_lit(e: &Expr) -> Option<u64> {
     match e {
         Expr::Lit(syn::ExprLit {
             lit: syn::Lit::Int(i),

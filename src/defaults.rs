@@ -1,0 +1,339 @@
+//! What a crate passes, under its default configuration, to an attempt limit its retry loop
+//! reads from a parameter or a field (real code's labels describe the behaviour under the
+//! crate's defaults).
+//!
+//! `HttpService::call(&self, req, max_retries: usize, ..)` retries connection errors up to
+//! `max_retries` times; the crate calls it with `self.max_tcp_error_retries`, a field set from
+//! `config.max_tcp_error_retries`, whose `impl Default` value is `0`, and from a builder's
+//! `with_max_tcp_error_retries(retries)` that only the user calls. Under the defaults the loop
+//! never goes round: it is no retry to report. The values are followed through the crate's
+//! files, from each parameter to the arguments of the crate's calls of that function, and from
+//! each field to the values the crate's struct literals and assignments give a field of that
+//! name, until literals are reached:
+//! - a parameter of a function the crate never calls (outside tests) is the user's choice, not
+//!   a default: it adds no value;
+//! - anything else (a local, a constant, an expression) is unknown, and nothing is concluded;
+//! - test code (`#[test]` functions, `#[cfg(test)]` modules, test targets) is not the
+//!   crate's configuration.
+//!
+//! Only crates with such a loop (a few in a large scan) are read again; a name that too many
+//! files mention, or a chain that goes on too long, concludes nothing.
+
+use std::cell::OnceCell;
+use std::collections::HashSet;
+use std::path::PathBuf;
+
+use syn::visit::Visit;
+use syn::Expr;
+
+use crate::model::{ValueSource, ZeroMeans};
+
+/// Most sources followed for one limit.
+const MAX_SOURCES: usize = 24;
+
+/// Most files of a crate read for one name.
+const MAX_FILES_PER_NAME: usize = 256;
+
+/// The files of one crate, read and parsed on demand (each at most once).
+pub struct Crate {
+    files: Vec<CrateFile>,
+}
+
+struct CrateFile {
+    path: PathBuf,
+    /// Test code as a whole (a test target, a `#[cfg(test)]` module).
+    test: bool,
+    /// Read on demand (`None`: unreadable).
+    text: OnceCell<Option<String>>,
+    /// Parsed on demand (`None`: not parsed).
+    parsed: OnceCell<Option<syn::File>>,
+}
+
+impl Crate {
+    /// `files`: each file's path and whether it is test code as a whole.
+    #[must_use]
+    pub fn new(files: Vec<(PathBuf, bool)>) -> Self {
+        Crate {
+            files: files
+                .into_iter()
+                .map(|(path, test)| CrateFile {
+                    path,
+                    test,
+                    text: OnceCell::new(),
+                    parsed: OnceCell::new(),
+                })
+                .collect(),
+        }
+    }
+
+    /// Reads `path` as `text` (a document open in an editor, newer than the disk).
+    pub fn set_text(&mut self, path: &std::path::Path, text: &str) {
+        for file in self.files.iter_mut().filter(|f| f.path == path) {
+            file.text = OnceCell::from(Some(text.to_owned()));
+            file.parsed = OnceCell::new();
+        }
+    }
+
+    /// The largest value the crate passes to `source` (at least one value found, none
+    /// unknown): its default configuration, and its own uses (a health check's one retry).
+    pub fn largest_by_default(&mut self, source: &ValueSource) -> Option<u64> {
+        // A bug here must not end the scan: it decides nothing.
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.largest(source)))
+            .ok()
+            .flatten()
+    }
+
+    fn largest(&mut self, source: &ValueSource) -> Option<u64> {
+        let _guard = crate::budget::enter();
+        let mut queue = vec![source.clone()];
+        let mut seen: HashSet<ValueSource> = HashSet::new();
+        let mut largest: Option<u64> = None;
+        while let Some(next) = queue.pop() {
+            if !seen.insert(next.clone()) {
+                continue;
+            }
+            if seen.len() > MAX_SOURCES {
+                return None;
+            }
+            for value in self.values_of(&next)? {
+                match value {
+                    Value::Int(n) => largest = Some(largest.map_or(n, |l| l.max(n))),
+                    Value::From(s) => queue.push(s),
+                    Value::Unknown => return None,
+                }
+            }
+        }
+        largest
+    }
+
+    /// What the crate's code outside tests gives `source`: `None` when too many files would
+    /// have to be read.
+    fn values_of(&mut self, source: &ValueSource) -> Option<Vec<Value>> {
+        let name = match source {
+            ValueSource::Param { function, .. } => function.as_str(),
+            ValueSource::Field(field) => field.as_str(),
+        };
+        let mut candidates = Vec::new();
+        for (i, file) in self.files.iter_mut().enumerate() {
+            if file.test {
+                continue;
+            }
+            let text = file
+                .text
+                .get_or_init(|| std::fs::read_to_string(&file.path).ok());
+            if text.as_deref().is_some_and(|t| t.contains(name)) {
+                candidates.push(i);
+            }
+        }
+        if candidates.len() > MAX_FILES_PER_NAME {
+            return None;
+        }
+        let mut out = Vec::new();
+        for i in candidates {
+            let file = &mut self.files[i];
+            let parsed = file.parsed.get_or_init(|| {
+                let text = file.text.get()?.as_deref()?;
+                if crate::budget::syntax_depth(text) > crate::budget::MAX_SYNTAX_DEPTH {
+                    return None;
+                }
+                syn::parse_file(text).ok()
+            });
+            let Some(parsed) = parsed else { continue };
+            let mut v = Finder {
+                source,
+                fns: Vec::new(),
+                owner: None,
+                out: &mut out,
+            };
+            v.visit_file(parsed);
+        }
+        Some(out)
+    }
+}
+
+/// A value given to a source.
+enum Value {
+    Int(u64),
+    /// Whatever the crate gives another source.
+    From(ValueSource),
+    Unknown,
+}
+
+/// The enclosing function of an expression: its name, its type's name, and its signature.
+struct FnCx<'a> {
+    sig: &'a syn::Signature,
+    owner: Option<String>,
+}
+
+/// Finds, in one file, the values given to a source.
+struct Finder<'s, 'a> {
+    source: &'s ValueSource,
+    fns: Vec<FnCx<'a>>,
+    /// The type of the `impl` (or the trait) being visited.
+    owner: Option<String>,
+    out: &'s mut Vec<Value>,
+}
+
+impl<'a> Finder<'_, 'a> {
+    fn value(&self, e: &'a Expr) -> Value {
+        match crate::model::strip_conversions(e) {
+            Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(i),
+                ..
+            }) => i.base10_parse().map_or(Value::Unknown, Value::Int),
+            Expr::Path(p) => match (p.path.get_ident(), self.fns.last()) {
+                (Some(name), Some(f)) => {
+                    crate::model::param_source(f.sig, f.owner.clone(), &name.to_string())
+                        .map_or(Value::Unknown, Value::From)
+                }
+                _ => Value::Unknown,
+            },
+            Expr::Field(f) => match &f.member {
+                syn::Member::Named(n) => Value::From(ValueSource::Field(n.to_string())),
+                syn::Member::Unnamed(_) => Value::Unknown,
+            },
+            _ => Value::Unknown,
+        }
+    }
+
+    fn in_fn(
+        &mut self,
+        sig: &'a syn::Signature,
+        attrs: &[syn::Attribute],
+        visit: impl FnOnce(&mut Self),
+    ) {
+        if is_test(attrs) {
+            return;
+        }
+        self.fns.push(FnCx {
+            sig,
+            owner: self.owner.clone(),
+        });
+        visit(self);
+        self.fns.pop();
+    }
+}
+
+impl<'a> Visit<'a> for Finder<'_, 'a> {
+    fn visit_item_fn(&mut self, i: &'a syn::ItemFn) {
+        let _guard = crate::budget::enter();
+        self.in_fn(&i.sig, &i.attrs, |v| syn::visit::visit_item_fn(v, i));
+    }
+
+    fn visit_impl_item_fn(&mut self, i: &'a syn::ImplItemFn) {
+        let _guard = crate::budget::enter();
+        self.in_fn(&i.sig, &i.attrs, |v| syn::visit::visit_impl_item_fn(v, i));
+    }
+
+    fn visit_trait_item_fn(&mut self, i: &'a syn::TraitItemFn) {
+        let _guard = crate::budget::enter();
+        self.in_fn(&i.sig, &i.attrs, |v| syn::visit::visit_trait_item_fn(v, i));
+    }
+
+    fn visit_item_impl(&mut self, i: &'a syn::ItemImpl) {
+        let _guard = crate::budget::enter();
+        if is_test(&i.attrs) {
+            return;
+        }
+        let owner = match &*i.self_ty {
+            syn::Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
+            _ => None,
+        };
+        let before = std::mem::replace(&mut self.owner, owner);
+        syn::visit::visit_item_impl(self, i);
+        self.owner = before;
+    }
+
+    fn visit_item_trait(&mut self, i: &'a syn::ItemTrait) {
+        let _guard = crate::budget::enter();
+        let before = self.owner.replace(i.ident.to_string());
+        syn::visit::visit_item_trait(self, i);
+        self.owner = before;
+    }
+
+    fn visit_item_mod(&mut self, i: &'a syn::ItemMod) {
+        let _guard = crate::budget::enter();
+        if !is_test(&i.attrs) {
+            syn::visit::visit_item_mod(self, i);
+        }
+    }
+
+    fn visit_expr(&mut self, e: &'a Expr) {
+        let _guard = crate::budget::enter();
+        match (self.source, e) {
+            (
+                ValueSource::Param {
+                    function,
+                    index,
+                    receiver,
+                    arity,
+                    ..
+                },
+                Expr::MethodCall(m),
+            ) if *receiver && m.method == function.as_str() && m.args.len() == *arity => {
+                let v = self.value(&m.args[*index]);
+                self.out.push(v);
+            }
+            (
+                ValueSource::Param {
+                    function,
+                    index,
+                    receiver,
+                    arity,
+                    ..
+                },
+                Expr::Call(c),
+            ) => {
+                let named = matches!(&*c.func, Expr::Path(p)
+                    if p.path.segments.last().is_some_and(|s| s.ident == function.as_str()));
+                // `Type::method(receiver, ..)` passes the receiver first.
+                let at = index + usize::from(*receiver);
+                if named && c.args.len() == arity + usize::from(*receiver) {
+                    let v = self.value(&c.args[at]);
+                    self.out.push(v);
+                }
+            }
+            (ValueSource::Field(field), Expr::Struct(s)) => {
+                for f in &s.fields {
+                    if matches!(&f.member, syn::Member::Named(n) if n == field.as_str()) {
+                        let v = self.value(&f.expr);
+                        self.out.push(v);
+                    }
+                }
+            }
+            (ValueSource::Field(field), Expr::Assign(a)) => {
+                if matches!(crate::model::strip_conversions(&a.left), Expr::Field(f)
+                    if matches!(&f.member, syn::Member::Named(n) if n == field.as_str()))
+                {
+                    let v = self.value(&a.right);
+                    self.out.push(v);
+                }
+            }
+            _ => {}
+        }
+        syn::visit::visit_expr(self, e);
+    }
+}
+
+/// `#[test]`, `#[tokio::test]`, `#[cfg(test)]`.
+fn is_test(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|a| {
+        let path = a.path();
+        path.segments.last().is_some_and(|s| s.ident == "test")
+            || (path.is_ident("cfg")
+                && a.parse_args::<syn::Meta>()
+                    .is_ok_and(|m| m.path().is_ident("test")))
+    })
+}
+
+/// Whether the crate's values withdraw a finding of `rule` from a loop whose limit it passes,
+/// `largest` at most, read as `zero` says: a loop that never goes round reports nothing; one
+/// immediate second try at most is no storm (no RA011), as for `for attempt in 0..2`.
+#[must_use]
+pub fn withdrawn(zero: ZeroMeans, largest: u64, rule: crate::registry::Rule) -> bool {
+    let retries = match zero {
+        ZeroMeans::NoRetry => largest,
+        ZeroMeans::OneRetry => largest.saturating_add(1),
+    };
+    retries == 0 || (retries == 1 && rule == crate::registry::Rule::NoDelay)
+}
