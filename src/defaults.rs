@@ -186,13 +186,13 @@ impl<'a> Finder<'_, 'a> {
                     crate::model::param_source(f.sig, f.owner.clone(), &name.to_string())
                         .map_or(Value::Unknown, Value::From)
                 }
-                _ => Value::Unknown,
+                _ => duration(e).map_or(Value::Unknown, Value::Int),
             },
             Expr::Field(f) => match &f.member {
                 syn::Member::Named(n) => Value::From(ValueSource::Field(n.to_string())),
                 syn::Member::Unnamed(_) => Value::Unknown,
             },
-            _ => Value::Unknown,
+            e => duration(e).map_or(Value::Unknown, Value::Int),
         }
     }
 
@@ -277,15 +277,27 @@ impl<'a> Visit<'a> for Finder<'_, 'a> {
             (
                 ValueSource::Param {
                     function,
+                    owner,
                     index,
                     receiver,
                     arity,
-                    ..
                 },
                 Expr::Call(c),
             ) => {
-                let named = matches!(&*c.func, Expr::Path(p)
-                    if p.path.segments.last().is_some_and(|s| s.ident == function.as_str()));
+                // `Type::name(..)` of the function's type (or `Self::` in its impl), `name(..)`
+                // of a free function.
+                let named = matches!(&*c.func, Expr::Path(p) if {
+                    let segments: Vec<&syn::PathSegment> = p.path.segments.iter().collect();
+                    match segments.as_slice() {
+                        [.., ty, last] if last.ident == function.as_str() => {
+                            owner.as_deref().is_some_and(|o| {
+                                ty.ident == o || (ty.ident == "Self" && self.owner.as_deref() == Some(o))
+                            })
+                        }
+                        [last] => last.ident == function.as_str() && owner.is_none(),
+                        _ => false,
+                    }
+                });
                 // `Type::method(receiver, ..)` passes the receiver first.
                 let at = index + usize::from(*receiver);
                 if named && c.args.len() == arity + usize::from(*receiver) {
@@ -312,6 +324,53 @@ impl<'a> Visit<'a> for Finder<'_, 'a> {
             _ => {}
         }
         syn::visit::visit_expr(self, e);
+    }
+}
+
+/// A duration written with literals, as a number that is zero exactly when the duration is
+/// (`Duration::from_secs(0)`, `Duration::ZERO`, `Duration::new(1, 0)`, `Duration::default()`).
+fn duration(e: &Expr) -> Option<u64> {
+    let literal = |arg: &Expr| match arg {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i),
+            ..
+        }) => i.base10_parse::<u64>().ok(),
+        _ => None,
+    };
+    let names = |path: &syn::Path| -> Vec<String> {
+        path.segments
+            .iter()
+            .map(|seg| seg.ident.to_string())
+            .collect()
+    };
+    match e {
+        Expr::Path(path) => matches!(names(&path.path).as_slice(),
+            [.., ty, name] if ty == "Duration" && name == "ZERO")
+        .then_some(0),
+        Expr::Call(call) => {
+            let Expr::Path(path) = &*call.func else {
+                return None;
+            };
+            let names = names(&path.path);
+            let [.., ty, function] = names.as_slice() else {
+                return None;
+            };
+            if ty != "Duration" {
+                return None;
+            }
+            let args: Vec<Option<u64>> = call.args.iter().map(literal).collect();
+            match (function.as_str(), args.as_slice()) {
+                ("default", []) => Some(0),
+                (
+                    "from_secs" | "from_millis" | "from_micros" | "from_nanos" | "from_mins"
+                    | "from_hours",
+                    [Some(n)],
+                ) => Some(*n),
+                ("new", [Some(secs), Some(nanos)]) => Some(secs.saturating_add(*nanos)),
+                _ => None,
+            }
+        }
+        _ => None,
     }
 }
 

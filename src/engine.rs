@@ -124,24 +124,58 @@ pub struct CrateFacts {
     /// its findings before suppression, so that the comments can also suppress the RA010
     /// findings the crate-wide pass adds ([`suppress::Pending::apply`]).
     pub suppressions: Option<std::sync::Arc<suppress::Pending>>,
-    /// The file's reported retry loops whose attempt limit is a parameter or a field: what the
-    /// crate passes there by default decides whether they retry ([`crate::defaults`]).
-    pub limits: Vec<LimitQuery>,
+    /// The file's reported retry loops whose attempt limit or wait is a parameter or a field:
+    /// what the crate passes there by default decides what they do ([`crate::defaults`]).
+    pub by_values: Vec<ValueQuery>,
 }
 
-/// A reported retry loop whose attempt limit the crate passes in.
+/// A reported retry loop whose attempt limit or wait the crate passes in.
 #[derive(Clone, Debug)]
-pub struct LimitQuery {
-    pub limit: model::LimitFrom,
+pub struct ValueQuery {
+    pub source: model::ValueSource,
     /// The loop's head: its findings are the ones labelled there.
     pub head: crate::diagnostic::Span,
+    pub decides: Decides,
 }
 
-impl LimitQuery {
+/// What the crate's values decide for a loop.
+#[derive(Clone, Debug)]
+pub enum Decides {
+    /// The attempt limit, read as this says.
+    Limit(model::ZeroMeans),
+    /// The one wait: when every value is zero the loop does not wait, and reports these
+    /// findings instead of its own.
+    Wait { if_zero: Vec<Diagnostic> },
+}
+
+impl ValueQuery {
     /// Whether `d` is a finding of this loop.
     #[must_use]
     pub fn owns(&self, d: &Diagnostic) -> bool {
         d.primary.span == self.head || d.secondary.iter().any(|l| l.span == self.head)
+    }
+
+    /// The loop's findings in `diagnostics` once the crate is known to pass `largest` at
+    /// most: a limit of zero retries withdraws them all, one immediate second try its RA011;
+    /// a wait of zero is no wait. Whether anything changed.
+    pub fn apply(&self, diagnostics: &mut Vec<Diagnostic>, largest: u64) -> bool {
+        let before = diagnostics.clone();
+        match &self.decides {
+            Decides::Limit(zero) => diagnostics
+                .retain(|d| !(self.owns(d) && crate::defaults::withdrawn(*zero, largest, d.rule))),
+            Decides::Wait { if_zero } if largest == 0 => {
+                diagnostics.retain(|d| !self.owns(d));
+                diagnostics.extend(if_zero.iter().cloned());
+                diagnostics.sort_by_key(|d| (d.primary.span.start, d.rule));
+            }
+            Decides::Wait { .. } => {}
+        }
+        let changed = diagnostics.len() != before.len()
+            || diagnostics
+                .iter()
+                .zip(&before)
+                .any(|(a, b)| a.rule != b.rule || a.primary.span != b.primary.span);
+        changed
     }
 }
 
@@ -401,15 +435,28 @@ fn check_within_budget(
             })
             .collect(),
         suppressions: None,
-        limits: file_model
+        by_values: file_model
             .sites
             .iter()
             .filter_map(|s| {
-                Some(LimitQuery {
-                    limit: s.limit_from.clone()?,
+                Some(ValueQuery {
+                    source: s.limit_from.as_ref()?.source.clone(),
                     head: s.head,
+                    decides: Decides::Limit(s.limit_from.as_ref()?.zero),
                 })
             })
+            .chain(
+                // What the site would report without its wait.
+                file_model.sites.iter().filter_map(|s| {
+                    Some(ValueQuery {
+                        source: s.delay_from.clone()?,
+                        head: s.head,
+                        decides: Decides::Wait {
+                            if_zero: without_waits(s, &file_model, settings),
+                        },
+                    })
+                }),
+            )
             .collect(),
     };
     let fns = if text.contains(suppress::MARKER) {
@@ -429,7 +476,12 @@ fn check_within_budget(
     diagnostics.dedup_by(|a, b| a.rule == b.rule && a.primary.span == b.primary.span);
     // RA010 across files is found after every file is checked: the comments must be able to
     // suppress it too (and an allow of it is not unused), so they are kept for that pass.
-    if !facts.calls.is_empty() && text.contains(suppress::MARKER) {
+    // So is the judging of loops by the values their crate passes ([`ValueQuery`]), which
+    // may change their findings.
+    facts
+        .by_values
+        .retain(|q| diagnostics.iter().any(|d| q.owns(d)));
+    if (!facts.calls.is_empty() || !facts.by_values.is_empty()) && text.contains(suppress::MARKER) {
         facts.suppressions = Some(std::sync::Arc::new(suppress::Pending::new(
             text,
             shift,
@@ -439,11 +491,33 @@ fn check_within_budget(
     }
     // Inline `// retry-audit: allow(...)` comments, and RA100 for those that suppress nothing.
     let diagnostics = suppress::apply(text, shift, &fns, diagnostics, settings);
-    facts
-        .limits
-        .retain(|q| diagnostics.iter().any(|d| q.owns(d)));
     times.analyse += parsed.elapsed().saturating_sub(freed);
     Ok((diagnostics, facts))
+}
+
+/// What `site` reports when it does not wait (its one wait given zero).
+fn without_waits(
+    site: &model::RetrySite,
+    file: &model::FileModel,
+    settings: &Settings,
+) -> Vec<Diagnostic> {
+    let mut site = site.clone();
+    site.delays.clear();
+    site.unpaced = None;
+    site.delay_from = None;
+    let alone = model::FileModel {
+        sites: vec![site],
+        retrying_fns: file.retrying_fns.clone(),
+        defined_fns: Vec::new(),
+        defined_keys: Vec::new(),
+        unresolved: Vec::new(),
+    };
+    let mut found = checks::run(&alone, settings);
+    found.retain(|d| !d.primary.span.is_elsewhere());
+    for d in &mut found {
+        d.secondary.retain(|l| !l.span.is_elsewhere());
+    }
+    found
 }
 
 /// A span of the file's own text (the first item's keyword), to tell its spans from those of

@@ -538,7 +538,7 @@ fn analyse_text(uri: &Url, text: &str, settings: &Settings, encoding: Encoding) 
             )?
         };
         // As a scan would: a loop whose limit the crate passes in, judged by what it passes.
-        if let (false, Ok(path)) = (facts.limits.is_empty(), uri.to_file_path()) {
+        if let (false, Ok(path)) = (facts.by_values.is_empty(), uri.to_file_path()) {
             let mut files: Vec<(std::path::PathBuf, bool)> = crate_files(&path)
                 .into_iter()
                 .map(|p| {
@@ -551,11 +551,22 @@ fn analyse_text(uri: &Url, text: &str, settings: &Settings, encoding: Encoding) 
             }
             let mut krate = crate::defaults::Crate::new(files);
             krate.set_text(&path, text);
-            for q in &facts.limits {
-                if let Some(largest) = krate.largest_by_default(&q.limit.source) {
-                    found.retain(|d| {
-                        !(q.owns(d) && crate::defaults::withdrawn(q.limit.zero, largest, d.rule))
-                    });
+            let mut pending = facts.suppressions.as_deref().cloned();
+            for q in &facts.by_values {
+                if let Some(largest) = krate.largest_by_default(&q.source) {
+                    match &mut pending {
+                        // The file's comments judge its new findings as they did the old.
+                        Some(p) => {
+                            let mut all = p.found().to_vec();
+                            if q.apply(&mut all, largest) {
+                                *p = p.with_found(all);
+                                found = p.apply(Vec::new(), settings);
+                            }
+                        }
+                        None => {
+                            q.apply(&mut found, largest);
+                        }
+                    }
                 }
             }
         }

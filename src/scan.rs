@@ -78,8 +78,8 @@ pub struct ScanStats {
     pub cross_file: Duration,
     /// Files checked again with definitions of other files of their crate.
     pub rechecked: usize,
-    /// Retry loops whose attempt limit the crate passes in, with findings withdrawn because of
-    /// what it passes: zero (no retry), or one immediate second try at most ([`crate::defaults`]).
+    /// Retry loops whose attempt limit or wait the crate passes in, with findings changed by what
+    /// it passes: no retry, one immediate second try at most, no wait ([`crate::defaults`]).
     pub by_defaults: usize,
 }
 
@@ -356,7 +356,8 @@ pub fn scan_with_progress(
     let rechecked = pool.install(|| {
         recheck_with_crate(&mut files, &mut facts, &crates, &configs, &options.settings)
     });
-    let by_defaults = pool.install(|| withdraw_by_defaults(&mut files, &facts, &crates));
+    let by_defaults = pool
+        .install(|| judge_by_values(&mut files, &mut facts, &crates, &configs, &options.settings));
     add_nested_across_files(&mut files, &facts, &crates, &configs, &options.settings);
     let stats = ScanStats {
         threads,
@@ -668,25 +669,27 @@ fn recheck_with_crate(
     count
 }
 
-/// Withdraws the findings of retry loops whose attempt limit is a parameter or a field, by what
-/// the crate passes there ([`crate::defaults`]): a loop that never goes round reports nothing,
-/// one that tries once more at most no RA011. Only crates with such a loop are read again.
-/// Returns how many loops lost findings.
-fn withdraw_by_defaults(
+/// Judges the retry loops whose attempt limit or wait is a parameter or a field by what the
+/// crate passes there ([`crate::defaults`]): a loop that never goes round reports nothing, one
+/// that tries once more at most no RA011, one whose wait is zero what a loop without a wait
+/// reports. Only crates with such a loop are read again. Returns how many loops changed.
+fn judge_by_values(
     files: &mut [FileReport],
-    facts: &[Option<engine::CrateFacts>],
+    facts: &mut [Option<engine::CrateFacts>],
     crates: &[Vec<usize>],
+    configs: &[Option<Arc<RunConfig>>],
+    fallback: &Settings,
 ) -> usize {
     let asked: Vec<&Vec<usize>> = crates
         .iter()
         .filter(|members| {
             members
                 .iter()
-                .any(|&i| facts[i].as_ref().is_some_and(|f| !f.limits.is_empty()))
+                .any(|&i| facts[i].as_ref().is_some_and(|f| !f.by_values.is_empty()))
         })
         .collect();
     let paths: Vec<&Path> = files.iter().map(|f| f.path.as_path()).collect();
-    let decided: Vec<(usize, engine::LimitQuery, u64)> = asked
+    let decided: Vec<(usize, engine::ValueQuery, u64)> = asked
         .par_iter()
         .flat_map_iter(|members| {
             let mut krate = crate::defaults::Crate::new(
@@ -698,10 +701,10 @@ fn withdraw_by_defaults(
             let mut memo: HashMap<crate::model::ValueSource, Option<u64>> = HashMap::new();
             let mut out = Vec::new();
             for &i in *members {
-                for q in facts[i].iter().flat_map(|f| &f.limits) {
+                for q in facts[i].iter().flat_map(|f| &f.by_values) {
                     let largest = *memo
-                        .entry(q.limit.source.clone())
-                        .or_insert_with(|| krate.largest_by_default(&q.limit.source));
+                        .entry(q.source.clone())
+                        .or_insert_with(|| krate.largest_by_default(&q.source));
                     if let Some(largest) = largest {
                         out.push((i, q.clone(), largest));
                     }
@@ -711,24 +714,34 @@ fn withdraw_by_defaults(
             out
         })
         .collect();
-    let mut withdrawn = 0;
+    let mut changed = 0;
     for (i, q, largest) in &decided {
+        let path = files[*i].path.clone();
+        let pending = facts[*i].as_mut().and_then(|f| f.suppressions.as_mut());
         if let Outcome::Checked {
             diagnostics,
             source,
         } = &mut files[*i].outcome
         {
-            let before = diagnostics.len();
-            diagnostics.retain(|d| {
-                !(q.owns(d) && crate::defaults::withdrawn(q.limit.zero, *largest, d.rule))
-            });
-            withdrawn += usize::from(diagnostics.len() < before);
+            if let Some(pending) = pending {
+                // The file's comments judge its new findings as they did the old.
+                let mut found = pending.found().to_vec();
+                changed += usize::from(q.apply(&mut found, *largest));
+                let redone = pending.with_found(found);
+                let settings = settings_of(configs[*i].as_ref(), &path, fallback);
+                *diagnostics = redone.apply(Vec::new(), &settings);
+                *pending = Arc::new(redone);
+            } else {
+                changed += usize::from(q.apply(diagnostics, *largest));
+            }
             if diagnostics.is_empty() {
                 *source = None;
+            } else if source.is_none() {
+                *source = std::fs::read_to_string(&path).ok();
             }
         }
     }
-    withdrawn
+    changed
 }
 
 /// RA010 across files, once every file's retrying functions are known (see

@@ -716,6 +716,21 @@ impl Pending {
         }
     }
 
+    /// The file's findings before suppression.
+    #[must_use]
+    pub fn found(&self) -> &[Diagnostic] {
+        &self.found
+    }
+
+    /// The same comments over other findings of the file (its findings changed since).
+    #[must_use]
+    pub fn with_found(&self, found: Vec<Diagnostic>) -> Pending {
+        Pending {
+            found,
+            ..self.clone()
+        }
+    }
+
     /// What [`apply`] gives for the file's findings and `more` (findings of the same file made
     /// since) together: the suppressed ones removed, RA100 for the comments that suppress
     /// nothing of all of them.

@@ -696,6 +696,39 @@ fn a_limit_the_crate_passes_as_zero_is_judged_as_in_a_scan() {
 }
 
 #[test]
+fn a_wait_the_crate_passes_as_zero_is_no_wait_as_in_a_scan() {
+    // The crate fixture whose reconnect loop pauses for a field the crate's convenience
+    // constructor sets to `Duration::ZERO`: a scan reports RA011 there, not RA002; so must the
+    // editor.
+    let mut server = Server::start();
+    initialize(&mut server, json!({}));
+    let (_, uri, _) = open_fixture(
+        &mut server,
+        "fixtures/no-delay/wait_zero_by_default",
+        "src/connection.rs",
+    );
+    let (_, diagnostics) = server.diagnostics(&uri);
+    let found: Vec<(&str, u64)> = diagnostics
+        .iter()
+        .map(|d| {
+            (
+                d["code"].as_str().unwrap_or_default(),
+                d["range"]["start"]["line"].as_u64().unwrap_or_default() + 1,
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [("RA001", 26), ("RA011", 26), ("RA002", 57)],
+        "{diagnostics:#?}"
+    );
+
+    server.request(2, "shutdown", Value::Null);
+    server.notify("exit", Value::Null);
+    assert_eq!(server.wait(), Some(0));
+}
+
+#[test]
 fn definitions_of_other_files_of_the_crate_apply_as_in_a_scan() {
     // The crate fixture whose classifier lives in `lib.rs`: the editor reports, in `client.rs`,
     // the RA006 a scan of the crate reports, with the same evidence.

@@ -63,11 +63,64 @@ pub(crate) fn source_of(
     sig: &syn::Signature,
     owner: Option<&syn::Ident>,
 ) -> Option<LimitFrom> {
-    let source = match operand {
-        Operand::Field(name) => ValueSource::Field(name),
-        Operand::Param(name) => param_source(sig, owner.map(ToString::to_string), &name)?,
+    Some(LimitFrom {
+        source: value_source(operand, sig, owner)?,
+        zero,
+    })
+}
+
+/// An operand of the function `sig` (a method of `owner`) as a source of values.
+pub(crate) fn value_source(
+    operand: Operand,
+    sig: &syn::Signature,
+    owner: Option<&syn::Ident>,
+) -> Option<ValueSource> {
+    match operand {
+        Operand::Field(name) => Some(ValueSource::Field(name)),
+        Operand::Param(name) => param_source(sig, owner.map(ToString::to_string), &name),
+    }
+}
+
+/// The duration the wait at `at` (a sleep call of the loop `l`) is given, when it is a
+/// parameter or a field (`sleep(self.retry_delay)`).
+pub(crate) fn wait_operand(
+    l: &Expr,
+    at: crate::diagnostic::Span,
+    index: &super::LineIndex<'_>,
+    locals: &Locals<'_>,
+) -> Option<Operand> {
+    struct Find<'i, 'a, 'e> {
+        at: crate::diagnostic::Span,
+        index: &'i super::LineIndex<'a>,
+        arg: Option<&'e Expr>,
+    }
+    impl<'e> Visit<'e> for Find<'_, '_, 'e> {
+        fn visit_expr(&mut self, e: &'e Expr) {
+            let _guard = crate::budget::enter();
+            if self.arg.is_some() {
+                return;
+            }
+            let first = match e {
+                Expr::Call(c) => c.args.first(),
+                Expr::MethodCall(m) => m.args.first(),
+                _ => None,
+            };
+            if let Some(first) = first {
+                if self.index.of(e) == self.at {
+                    self.arg = Some(first);
+                    return;
+                }
+            }
+            syn::visit::visit_expr(self, e);
+        }
+    }
+    let mut find = Find {
+        at,
+        index,
+        arg: None,
     };
-    Some(LimitFrom { source, zero })
+    find.visit_expr(l);
+    operand(find.arg?, locals)
 }
 
 /// The parameter `name` of the function `sig` (a method of `owner`), as a source: its place

@@ -299,6 +299,9 @@ pub struct RetrySite {
     /// The attempt limit is a parameter or a field: what the crate passes there by default
     /// decides whether the loop goes round at all ([`crate::defaults`]).
     pub limit_from: Option<LimitFrom>,
+    /// The site's one wait is a constant read from a parameter or a field: what the crate
+    /// passes there by default says whether it waits at all ([`crate::defaults`]).
+    pub delay_from: Option<ValueSource>,
 }
 
 /// Where a loop's attempt limit is read from, and what a limit of zero means for it.
@@ -378,6 +381,7 @@ impl RetrySite {
             paced_inside: false,
             second_try_only: false,
             limit_from: None,
+            delay_from: None,
         }
     }
 }

@@ -288,6 +288,13 @@ impl<'a> Builder<'a, '_> {
                             super::limits::source_of(operand, zero, f.sig, f.owner)
                         });
                 }
+                if let [d] = site.delays.as_slice() {
+                    if d.kind == DelayKind::Constant && !d.jitter {
+                        site.delay_from =
+                            super::limits::wait_operand(l, d.span, self.index, locals())
+                                .and_then(|o| super::limits::value_source(o, f.sig, f.owner));
+                    }
+                }
                 retries_at.get_or_insert(site.head);
                 self.sites.push(site);
             }
@@ -655,6 +662,7 @@ impl<'a> Builder<'a, '_> {
             paced_inside,
             second_try_only,
             limit_from: None,
+            delay_from: None,
             kind: SiteKind::Loop,
             head,
             bound,
@@ -1083,6 +1091,7 @@ impl<'a> Builder<'a, '_> {
             paced_inside: false,
             second_try_only: false,
             limit_from: None,
+            delay_from: None,
             kind: SiteKind::Recursion,
             head,
             bound,
@@ -1209,6 +1218,7 @@ fn helper_site(head: Span, keys: Vec<super::PerAttemptKey>, facts: AttemptFacts)
         paced_inside: false,
         second_try_only: false,
         limit_from: None,
+        delay_from: None,
     }
 }
 

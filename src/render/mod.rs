@@ -267,7 +267,7 @@ pub fn stats(report: &ScanReport, report_time: Duration, total: Duration) -> Str
         ),
         format!(
             "cross-file{}  wall: {} checked again with definitions of other files of their \
-             crate, {} decided by the limits the crate passes, RA010 across files",
+             crate, {} decided by the values the crate passes, RA010 across files",
             secs(stats.cross_file),
             plural(stats.rechecked, "file"),
             plural(stats.by_defaults, "loop"),
