@@ -109,9 +109,18 @@ impl Crate {
     /// What the crate's code outside tests gives `source`: `None` when too many files would
     /// have to be read.
     fn values_of(&mut self, source: &ValueSource) -> Option<Vec<Value>> {
-        let name = match source {
-            ValueSource::Param { function, .. } => function.as_str(),
-            ValueSource::Field(field) => field.as_str(),
+        // A call names the function followed by its arguments (`f(`, `f::<T>(`; rustfmt
+        // writes no space between), a field its name.
+        let (name, called) = match source {
+            ValueSource::Param { function, .. } => (
+                function.as_str(),
+                Some([format!("{function}("), format!("{function}::<")]),
+            ),
+            ValueSource::Field(field) => (field.as_str(), None),
+        };
+        let mentions = |t: &str| match &called {
+            Some([call, turbofish]) => t.contains(call.as_str()) || t.contains(turbofish.as_str()),
+            None => t.contains(name),
         };
         let mut candidates = Vec::new();
         for (i, file) in self.files.iter_mut().enumerate() {
@@ -121,7 +130,7 @@ impl Crate {
             let text = file
                 .text
                 .get_or_init(|| std::fs::read_to_string(&file.path).ok());
-            if text.as_deref().is_some_and(|t| t.contains(name)) {
+            if text.as_deref().is_some_and(mentions) {
                 candidates.push(i);
             }
         }
