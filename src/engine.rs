@@ -159,23 +159,46 @@ impl ValueQuery {
     /// most: a limit of zero retries withdraws them all, one immediate second try its RA011;
     /// a wait of zero is no wait. Whether anything changed.
     pub fn apply(&self, diagnostics: &mut Vec<Diagnostic>, largest: u64) -> bool {
-        let before = diagnostics.clone();
+        let before = diagnostics.len();
         match &self.decides {
-            Decides::Limit(zero) => diagnostics
-                .retain(|d| !(self.owns(d) && crate::defaults::withdrawn(*zero, largest, d.rule))),
+            Decides::Limit(zero) => {
+                diagnostics.retain(|d| {
+                    !(self.owns(d) && crate::defaults::withdrawn(*zero, largest, d.rule))
+                });
+                diagnostics.len() != before
+            }
             Decides::Wait { if_zero } if largest == 0 => {
                 diagnostics.retain(|d| !self.owns(d));
+                let withdrawn = diagnostics.len() != before;
                 diagnostics.extend(if_zero.iter().cloned());
                 diagnostics.sort_by_key(|d| (d.primary.span.start, d.rule));
+                withdrawn || !if_zero.is_empty()
             }
-            Decides::Wait { .. } => {}
+            Decides::Wait { .. } => false,
         }
-        let changed = diagnostics.len() != before.len()
-            || diagnostics
-                .iter()
-                .zip(&before)
-                .any(|(a, b)| a.rule != b.rule || a.primary.span != b.primary.span);
-        changed
+    }
+
+    /// [`ValueQuery::apply`] to a file's findings `shown`, through its suppression comments
+    /// when it has any (`pending`, updated): the new findings are judged by them as the old
+    /// were. Whether anything changed.
+    pub fn apply_shown(
+        &self,
+        shown: &mut Vec<Diagnostic>,
+        pending: Option<&mut std::sync::Arc<suppress::Pending>>,
+        largest: u64,
+        settings: &Settings,
+    ) -> bool {
+        let Some(pending) = pending else {
+            return self.apply(shown, largest);
+        };
+        let mut found = pending.found().to_vec();
+        if !self.apply(&mut found, largest) {
+            return false;
+        }
+        let redone = pending.with_found(found);
+        *shown = redone.apply(Vec::new(), settings);
+        *pending = std::sync::Arc::new(redone);
+        true
     }
 }
 

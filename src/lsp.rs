@@ -551,22 +551,10 @@ fn analyse_text(uri: &Url, text: &str, settings: &Settings, encoding: Encoding) 
             }
             let mut krate = crate::defaults::Crate::new(files);
             krate.set_text(&path, text);
-            let mut pending = facts.suppressions.as_deref().cloned();
+            let mut pending = facts.suppressions.clone();
             for q in &facts.by_values {
                 if let Some(largest) = krate.largest_by_default(&q.source) {
-                    match &mut pending {
-                        // The file's comments judge its new findings as they did the old.
-                        Some(p) => {
-                            let mut all = p.found().to_vec();
-                            if q.apply(&mut all, largest) {
-                                *p = p.with_found(all);
-                                found = p.apply(Vec::new(), settings);
-                            }
-                        }
-                        None => {
-                            q.apply(&mut found, largest);
-                        }
-                    }
+                    q.apply_shown(&mut found, pending.as_mut(), largest, settings);
                 }
             }
         }

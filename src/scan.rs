@@ -723,17 +723,8 @@ fn judge_by_values(
             source,
         } = &mut files[*i].outcome
         {
-            if let Some(pending) = pending {
-                // The file's comments judge its new findings as they did the old.
-                let mut found = pending.found().to_vec();
-                changed += usize::from(q.apply(&mut found, *largest));
-                let redone = pending.with_found(found);
-                let settings = settings_of(configs[*i].as_ref(), &path, fallback);
-                *diagnostics = redone.apply(Vec::new(), &settings);
-                *pending = Arc::new(redone);
-            } else {
-                changed += usize::from(q.apply(diagnostics, *largest));
-            }
+            let settings = settings_of(configs[*i].as_ref(), &path, fallback);
+            changed += usize::from(q.apply_shown(diagnostics, pending, *largest, &settings));
             if diagnostics.is_empty() {
                 *source = None;
             } else if source.is_none() {
