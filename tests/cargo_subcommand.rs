@@ -15,11 +15,11 @@ mod support;
 
 use support::{write, Run};
 
-/// One RA002 finding (bounded retry, fixed pause) on line 4.
+/// One RA002 finding (bounded retry of transient errors, fixed pause) on line 4.
 const FIXED: &str = "\
 pub fn fetch(client: &Client) -> Option<Body> {
     for _ in 0..3 {
-        if let Ok(body) = client.get() { return Some(body); }
+        match client.get() { Ok(body) => return Some(body), Err(e) if !e.is_transient() => return None, Err(_) => {} }
         std::thread::sleep(std::time::Duration::from_secs(1));
     }
     None

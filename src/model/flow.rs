@@ -121,6 +121,10 @@ struct PathState {
     picked: bool,
     /// The path went through a wait.
     waited: bool,
+    /// A failure on this path was told apart by a later test of the error's value (`match
+    /// error { Kind::Db(e) if retryable(&e) => .., other => return Err(other) }` after the
+    /// `Err` arm turned it into `error`): the site classifies what it retries.
+    inspected: bool,
 }
 
 /// What a test that picks out an error says of it, read from its words.
@@ -213,6 +217,7 @@ impl PathState {
             kinds: ErrorKinds::default(),
             picked: false,
             waited: false,
+            inspected: false,
         }
     }
 }
@@ -239,6 +244,9 @@ pub struct Continue {
     pub picked: bool,
     /// The path went through a wait (one of [`Flow::waits`]).
     pub waited: bool,
+    /// The failure was told apart by a test of the error's value after it was taken out of
+    /// its `Err`.
+    pub inspected: bool,
     /// The `continue`, the recursive call, or the end of the body.
     pub span: Span,
 }
@@ -269,6 +277,15 @@ pub struct FlowResult {
     pub tested_exprs: Vec<Span>,
     /// Whether any exit exists at all.
     pub any_exit: bool,
+    /// A failure leaves the candidate after its error was inspected (`if !e.is_transient()
+    /// { return Err(e) }`, `Err(Error::Auth) => break`): some errors end the retries, so the
+    /// site classifies what it retries.
+    pub classifying_exit: bool,
+    /// A condition reads a classifier's verdict held in a variable (`if should_retry { .. }`).
+    pub reads_verdict: bool,
+    /// The operations whose results were tested, with the call that makes each (the tested
+    /// expression, or the `let` it was bound by).
+    pub tested_calls: Vec<(String, Span)>,
 }
 
 impl FlowResult {
@@ -411,6 +428,13 @@ impl<'a, 'c> Flow<'a, 'c> {
             return;
         }
         self.result.any_exit = true;
+        if states.iter().any(|s| {
+            s.outcome != Outcome::Success
+                && s.outcome.may_fail()
+                && (s.classified || s.picked || s.inspected || s.status.is_some())
+        }) {
+            self.result.classifying_exit = true;
+        }
         if states
             .iter()
             .any(|s| matches!(s.outcome, Outcome::Success | Outcome::Mixed))
@@ -465,6 +489,7 @@ impl<'a, 'c> Flow<'a, 'c> {
                 kinds: s.kinds,
                 picked: s.picked,
                 waited: s.waited,
+                inspected: s.inspected,
                 op: s.op,
                 span,
             });
@@ -721,13 +746,60 @@ impl<'a, 'c> Flow<'a, 'c> {
     /// The operation an expression's value comes from, looking through one `let`
     /// (`let exchange = q.compare_exchange(..); if let Err(..) = exchange`).
     fn op_of(&self, e: &Expr) -> Option<String> {
-        operation_name(e).or_else(|| {
-            let key = place_key(e)?;
-            match self.status.locals.lets.get(&key).map(Vec::as_slice) {
-                Some([init]) => operation_name(init),
-                _ => None,
+        self.op_call_of(e).and_then(operation_name)
+    }
+
+    /// The value of a condition that cannot change: a `bool` literal, or a local bound once to
+    /// one and never assigned in the loop, negated or not.
+    fn constant_cond(&self, cond: &Expr) -> Option<bool> {
+        let _guard = crate::budget::enter();
+        match cond {
+            Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Bool(b),
+                ..
+            }) => Some(b.value),
+            Expr::Paren(p) => self.constant_cond(&p.expr),
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Not(_)) => {
+                self.constant_cond(&u.expr).map(|b| !b)
             }
-        })
+            Expr::Path(p) => {
+                let key = p.path.get_ident()?.to_string();
+                if self.facts.mutations.contains_key(&key) || self.flag_vars.contains(&key) {
+                    return None;
+                }
+                match self.status.locals.lets.get(&key).map(Vec::as_slice) {
+                    Some(
+                        [Expr::Lit(syn::ExprLit {
+                            lit: syn::Lit::Bool(b),
+                            ..
+                        })],
+                    ) => Some(b.value),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// The expression that makes the operation: `e` itself, or the one `let` that bound it.
+    fn op_call_of(&self, e: &'a Expr) -> Option<&'a Expr> {
+        if operation_name(e).is_some() {
+            return Some(e);
+        }
+        let key = place_key(e)?;
+        // The one binding of that name made by an operation: `let rez = cmd.query().await;`
+        // beside the `Ok(rez)` of the match that tests it.
+        let mut made = self
+            .status
+            .locals
+            .lets
+            .get(&key)?
+            .iter()
+            .filter(|init| operation_name(init).is_some());
+        match (made.next(), made.next()) {
+            (Some(init), None) => Some(*init),
+            _ => None,
+        }
     }
 
     /// The operation tested by a condition: `if let Err(e) = op()`, `if op().is_ok()`.
@@ -879,6 +951,18 @@ impl<'a, 'c> Flow<'a, 'c> {
 
     fn if_expr(&mut self, i: &'a syn::ExprIf, states: Vec<PathState>) -> Vec<PathState> {
         let _guard = crate::budget::enter();
+        // `let timed_out = false; .. if !timed_out { continue }`: a flag nothing sets decides
+        // the branch; the other one never runs.
+        match self.constant_cond(&i.cond) {
+            Some(true) => return self.block(&i.then_branch, states),
+            Some(false) => {
+                return match &i.else_branch {
+                    Some((_, e)) => self.expr(e, states),
+                    None => states,
+                }
+            }
+            None => {}
+        }
         let states = self.expr(&i.cond, states);
         let info = self.cond_info(&i.cond);
         let span = self.index.of(&i.cond);
@@ -953,6 +1037,21 @@ impl<'a, 'c> Flow<'a, 'c> {
                 .iter()
                 .all(|a| is_catch_all(&a.pat) || self.status.pattern(&a.pat).is_some());
         let classified = Self::mentions_err(&states, &m.expr);
+        // A match on the failure's value, not on a `Result`: its specific arms and guards
+        // tell errors apart.
+        // The scrutinee holds the error: named for one (`error`, `err`, `e`), or bound by a
+        // `match`/`if` that took it out of its `Err` (`let error = match send(..) { .. }`).
+        let holds_error = place_key(&m.expr).is_some_and(|k| {
+            let lower = k.to_ascii_lowercase();
+            lower == "e"
+                || lower.contains("err")
+                || lower.contains("fail")
+                || matches!(
+                    self.status.locals.lets.get(&k).map(Vec::as_slice),
+                    Some([Expr::Match(_) | Expr::If(_)])
+                )
+        });
+        let on_failure = holds_error && states.iter().all(|s| s.outcome == Outcome::Failure);
         let mut seen_ok = false;
         let mut seen_err = false;
         let mut seen_result_pattern = false;
@@ -1121,8 +1220,12 @@ impl<'a, 'c> Flow<'a, 'c> {
             } else {
                 None
             };
+            let inspected = on_failure
+                && pat_o.is_none()
+                && (!catch_all || arm.guard.as_ref().is_some_and(|(_, g)| !is_bound_only(g)));
             let mut arm_states = Self::refined(&states, o, set.as_ref(), arm_op.as_deref());
             for s in &mut arm_states {
+                s.inspected |= inspected;
                 s.readiness |= readiness;
                 s.classified |= arm_classified;
                 s.picked |= arm_picked;
@@ -1179,6 +1282,10 @@ impl<'a, 'c> Flow<'a, 'c> {
             return;
         }
         if let Some(op) = self.op_of(scrutinee) {
+            let call = self.op_call_of(scrutinee).unwrap_or(scrutinee);
+            self.result
+                .tested_calls
+                .push((op.clone(), self.index.of(call)));
             self.result.tested_ops.push(op);
         }
         self.result.tested_exprs.push(self.index.of(scrutinee));
@@ -1300,14 +1407,17 @@ impl<'a, 'c> Flow<'a, 'c> {
             // `let retry = policy.should_retry(&err); if retry { .. }`, `(need_retry, rep) =
             // send(..); if !need_retry { return rep }`: a classifier's verdict held in a
             // variable the loop sets from the attempt.
-            Expr::Path(p) if self.is_verdict_var(p) => CondInfo {
-                then_o: Outcome::Failure,
-                else_o: Outcome::Success,
-                then_set: None,
-                else_set: None,
-                readiness: false,
-                else_pending: false,
-            },
+            Expr::Path(p) if self.is_verdict_var(p) => {
+                self.result.reads_verdict = true;
+                CondInfo {
+                    then_o: Outcome::Failure,
+                    else_o: Outcome::Success,
+                    then_set: None,
+                    else_set: None,
+                    readiness: false,
+                    else_pending: false,
+                }
+            }
             Expr::Macro(m) if names::last(&m.mac.path).as_deref() == Some("matches") => {
                 let o = super::status::parse_matches(&m.mac)
                     .and_then(|(_, p)| pat_outcome(&p))

@@ -28,6 +28,10 @@ pub const MODEL_FILES: &[(&str, &str)] = &[
     ),
     ("models/keys.toml", include_str!("../../models/keys.toml")),
     (
+        "models/runners.toml",
+        include_str!("../../models/runners.toml"),
+    ),
+    (
         "models/strategies.toml",
         include_str!("../../models/strategies.toml"),
     ),
@@ -60,11 +64,14 @@ pub enum List {
     JitteredCrates,
     /// Methods that ask a backoff strategy object for its next wait.
     NextWaitMethods,
+    /// Functions of retry crates that run an operation again after any error it returns (no
+    /// classifier given).
+    EveryErrorRunners,
 }
 
 impl List {
     /// Every list, in the order of [`Extensions::list`].
-    pub const ALL: [List; 12] = [
+    pub const ALL: [List; 13] = [
         List::SleepFns,
         List::SleepMethods,
         List::BlockingSleeps,
@@ -77,6 +84,7 @@ impl List {
         List::StatusAccessors,
         List::JitteredCrates,
         List::NextWaitMethods,
+        List::EveryErrorRunners,
     ];
 
     /// Its key in a model file and in `[extend]`.
@@ -95,6 +103,7 @@ impl List {
             List::StatusAccessors => "status-accessors",
             List::JitteredCrates => "jittered-crates",
             List::NextWaitMethods => "next-wait-methods",
+            List::EveryErrorRunners => "every-error-runners",
         }
     }
 
@@ -131,6 +140,8 @@ pub struct RawExtensions {
     jittered_crates: Vec<Spanned<String>>,
     #[serde(default)]
     next_wait_methods: Vec<Spanned<String>>,
+    #[serde(default)]
+    every_error_runners: Vec<Spanned<String>>,
 }
 
 impl RawExtensions {
@@ -148,6 +159,7 @@ impl RawExtensions {
             List::StatusAccessors => &self.status_accessors,
             List::JitteredCrates => &self.jittered_crates,
             List::NextWaitMethods => &self.next_wait_methods,
+            List::EveryErrorRunners => &self.every_error_runners,
         }
     }
 

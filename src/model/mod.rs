@@ -59,6 +59,8 @@ pub struct Extensions {
     pub jittered_crates: Vec<String>,
     /// Methods that ask a backoff strategy object for its next wait.
     pub next_wait_methods: Vec<String>,
+    /// Functions that run an operation again after any error it returns.
+    pub every_error_runners: Vec<String>,
 }
 
 impl Extensions {
@@ -79,6 +81,7 @@ impl Extensions {
             L::StatusAccessors => &self.status_accessors,
             L::JitteredCrates => &self.jittered_crates,
             L::NextWaitMethods => &self.next_wait_methods,
+            L::EveryErrorRunners => &self.every_error_runners,
         }
     }
 
@@ -98,6 +101,7 @@ impl Extensions {
             L::StatusAccessors => &mut self.status_accessors,
             L::JitteredCrates => &mut self.jittered_crates,
             L::NextWaitMethods => &mut self.next_wait_methods,
+            L::EveryErrorRunners => &mut self.every_error_runners,
         }
     }
 
@@ -302,6 +306,19 @@ pub struct RetrySite {
     /// The site's one wait is a constant read from a parameter or a field: what the crate
     /// passes there by default says whether it waits at all ([`crate::defaults`]).
     pub delay_from: Option<ValueSource>,
+    /// Every failure of this remote request (an HTTP or RPC call, a database statement, a
+    /// connection to a service) goes round again, and nothing tests which error it was: a
+    /// rejected login or a bad request is retried like a timeout.
+    pub unclassified: Option<Unclassified>,
+}
+
+/// A remote request whose every error the site retries without looking at it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unclassified {
+    /// The operation's name (`query_async`, `connect_spu`).
+    pub op: String,
+    /// The call that makes the request.
+    pub span: Span,
 }
 
 /// Where a loop's attempt limit is read from, and what a limit of zero means for it.
@@ -374,6 +391,7 @@ impl RetrySite {
             function,
             policy: advice,
             blind,
+            unclassified: None,
             resend_safe: true,
             evidence: Vec::new(),
             supervisor: false,

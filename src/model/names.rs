@@ -413,6 +413,14 @@ pub fn key_constructor(full: &[String]) -> Option<String> {
         .map(|entry| format!("{entry}()"))
 }
 
+/// Whether `full` (a resolved call path) is a retry crate's call that runs an operation again
+/// after any error (`every-error-runners` of the models).
+pub fn is_every_error_runner(full: &[String]) -> bool {
+    known::builtin()
+        .path(List::EveryErrorRunners, full)
+        .is_some()
+}
+
 /// Macros that make a fresh unique id (`key-macros`; `uuid!("...")` is a literal, not one).
 pub fn key_constructor_macro(name: &str) -> Option<String> {
     known::builtin()
@@ -600,8 +608,147 @@ pub fn is_next_wait_method(name: &str) -> bool {
     known::builtin().name(List::NextWaitMethods, name)
 }
 
+/// Paths of local operations: plain sockets, files, processes. They fail on the machine, not
+/// on a service's verdict.
+const REMOTE_LOCAL_PATHS: &[&str] = &[
+    "TcpStream::",
+    "TcpListener::",
+    "TcpSocket::",
+    "UdpSocket::",
+    "UnixStream::",
+    "UnixListener::",
+    "UnixDatagram::",
+    "fs::",
+    "File::",
+    "OpenOptions",
+    "Command::",
+    "Path::",
+    "PathBuf::",
+];
+
+/// Words of an operation's name that make it a request to a service.
+const REMOTE_OP_WORDS: &[&str] = &[
+    "connect",
+    "reconnect",
+    "request",
+    "query",
+    "execute",
+    "rpc",
+    "subscribe",
+    "publish",
+    "produce",
+    "handshake",
+    "login",
+    "authenticate",
+    "upload",
+    "download",
+    "invoke",
+    "dial",
+    "transact",
+    "http",
+    "grpc",
+    "socket",
+    "client",
+    "session",
+];
+
+/// Words of a receiver or argument that name a client of a service.
+const CLIENT_WORDS: &[&str] = &[
+    "client",
+    "rpc",
+    "http",
+    "https",
+    "grpc",
+    "api",
+    "database",
+    "db",
+    "pool",
+    "conn",
+    "connection",
+    "session",
+    "broker",
+    "redis",
+    "url",
+    "uri",
+    "endpoint",
+    "s3",
+    "bucket",
+];
+
+/// Whether a tested call is a request to another service (an HTTP or RPC call, a database
+/// statement, a connection to a broker or a server that can refuse it): `Some(true)`; a local
+/// operation (a file, a lock, a channel, a plain socket's bind, accept or connect):
+/// `Some(false)`; nothing to tell by: `None`. `op` is the operation's name, `call` the text of
+/// the call (receiver and arguments).
+pub fn remote_request(op: &str, call: &str) -> Option<bool> {
+    let squeezed: String = call.chars().filter(|c| !c.is_whitespace()).collect();
+    if REMOTE_LOCAL_PATHS.iter().any(|p| squeezed.contains(p)) {
+        return Some(false);
+    }
+    let op_l = op.to_ascii_lowercase();
+    if matches!(
+        op_l.as_str(),
+        "bind"
+            | "accept"
+            | "listen"
+            | "lock"
+            | "try_lock"
+            | "lock_exclusive"
+            | "try_lock_exclusive"
+            | "read"
+            | "write"
+            | "write_all"
+            | "read_exact"
+            | "flush"
+            | "recv"
+            | "try_recv"
+            | "recv_timeout"
+            | "try_send"
+            | "spawn"
+            | "open"
+            | "create"
+            | "remove"
+            | "rename"
+            | "parse"
+            | "from_str"
+            | "compare_exchange"
+            | "compare_exchange_weak"
+            | "persist"
+            | "join"
+    ) {
+        return Some(false);
+    }
+    if op_l.split('_').any(|w| REMOTE_OP_WORDS.contains(&w))
+        || matches!(
+            op_l.as_str(),
+            "get_object" | "put_object" | "send_request" | "send_receive"
+        )
+    {
+        return Some(true);
+    }
+    let named_client = call
+        .split(|c: char| !c.is_alphanumeric())
+        .flat_map(camel_words)
+        .any(|w| CLIENT_WORDS.contains(&w.as_str()));
+    named_client.then_some(true)
+}
+
+/// The lowercase words of an identifier written in camel case (`RpcRequest` → `rpc`,
+/// `request`; `HTTPClient` → `httpclient`).
+fn camel_words(ident: &str) -> impl Iterator<Item = String> + '_ {
+    let mut starts = vec![0];
+    let chars: Vec<(usize, char)> = ident.char_indices().collect();
+    for w in chars.windows(2) {
+        if w[0].1.is_lowercase() && w[1].1.is_uppercase() {
+            starts.push(w[1].0);
+        }
+    }
+    starts.push(ident.len());
+    (0..starts.len() - 1).map(move |i| ident[starts[i]..starts[i + 1]].to_ascii_lowercase())
+}
+
 #[cfg(test)]
-mod readiness_tests {
+mod tests {
     use super::is_readiness_error;
 
     #[test]
@@ -618,5 +765,31 @@ mod readiness_tests {
         for no in ["is_empty", "is_full", "Empty2", "Successful", "is_timeout"] {
             assert!(!is_readiness_error(no), "{no}");
         }
+    }
+
+    #[test]
+    fn remote_requests_are_told_by_their_words() {
+        use super::remote_request;
+        assert_eq!(
+            remote_request("query_async", "cmd.query_async(&mut conn)"),
+            Some(true)
+        );
+        assert_eq!(remote_request("get", "client.get(url)"), Some(true));
+        assert_eq!(
+            remote_request("send", "self.send(RpcRequest::GetBalance)"),
+            Some(true)
+        );
+        assert_eq!(
+            remote_request("connect", "TcpStream::connect(addr)"),
+            Some(false)
+        );
+        assert_eq!(
+            remote_request("write", "std::fs::write(path, body)"),
+            Some(false)
+        );
+        assert_eq!(remote_request("bind", "listener.bind(addr)"), Some(false));
+        assert_eq!(remote_request("latest", "cache.latest(key)"), None);
+        // `HttpClient` is one word to the split (`httpclient`), `DbPool` two.
+        assert_eq!(remote_request("run", "DbPool::run"), Some(true));
     }
 }

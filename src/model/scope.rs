@@ -249,6 +249,13 @@ impl<'a> FileScope<'a> {
             .then(|| format!("{}()", full.join("::")))
     }
 
+    /// Whether a resolved call path runs an operation again after any error it returns.
+    #[must_use]
+    pub fn is_every_error_runner(&self, full: &[String]) -> bool {
+        names::is_every_error_runner(full)
+            || Extensions::matches(&self.ext.every_error_runners, full)
+    }
+
     /// The display name of a macro that makes a fresh unique id (`nanoid!()`).
     #[must_use]
     pub fn key_macro(&self, name: &str) -> Option<String> {

@@ -299,7 +299,7 @@ impl<'a> Builder<'a, '_> {
                 self.sites.push(site);
             }
         }
-        for (call, closure) in finder.helper_closures {
+        for (call, closure, every_error) in finder.helper_closures {
             retries_at.get_or_insert(self.index.of(call));
             let keys = per_attempt_keys(closure, self.scope, self.index, &name);
             let facts = AttemptFacts::of_expr(closure, self.scope, self.index, Some(locals()));
@@ -309,6 +309,9 @@ impl<'a> Builder<'a, '_> {
             if let Some(v) = super::verdicts::verdicts(closure, self.scope, locals(), self.index) {
                 site.resend_safe = v.resend_safe();
                 site.statuses = v.statuses;
+            }
+            if every_error {
+                site.unclassified = remote_call_in(closure, self.index);
             }
             self.sites.push(site);
         }
@@ -622,6 +625,11 @@ impl<'a> Builder<'a, '_> {
             .map(|c| c.err_arm.unwrap_or(c.span));
         let per_attempt = AttemptFacts::of_expr(l, self.scope, self.index, Some(locals));
         let blind = !policy_decides && is_blind(&result, body);
+        let unclassified = if policy_decides {
+            None
+        } else {
+            unclassified(&result, self.index, self.scope)
+        };
         // A path that found the attempts used up goes round only when nothing else ends the
         // loop (a `for` range, a `while` on the counter would).
         // `for attempt in 0..2`: at most one second try.
@@ -655,6 +663,7 @@ impl<'a> Builder<'a, '_> {
         let has_keys = !keys.is_empty();
         Some(RetrySite {
             blind,
+            unclassified,
             resend_safe: resends_only_unprocessed(&result),
             evidence: Vec::new(),
             supervisor,
@@ -1081,9 +1090,11 @@ impl<'a> Builder<'a, '_> {
         let keys = per_attempt_keys(f.block, self.scope, self.index, &name);
         let per_attempt = AttemptFacts::of_block(f.block, self.scope, self.index, Some(locals));
         let blind = is_blind(&result, f.block);
+        let unclassified = unclassified(&result, self.index, self.scope);
         let has_keys = !keys.is_empty();
         Some(RetrySite {
             blind,
+            unclassified,
             resend_safe: resends_only_unprocessed(&result),
             evidence: Vec::new(),
             supervisor: false,
@@ -1211,6 +1222,7 @@ fn helper_site(head: Span, keys: Vec<super::PerAttemptKey>, facts: AttemptFacts)
         function: String::new(),
         policy: None,
         blind: false,
+        unclassified: None,
         resend_safe: false,
         evidence: Vec::new(),
         supervisor: false,
@@ -1250,6 +1262,121 @@ fn is_blind(result: &FlowResult, body: &Block) -> bool {
         Some(_) => true,
         None => !c.picked || c.kinds.transient,
     })
+}
+
+/// The remote request whose every error goes round again with nothing testing which error it
+/// was: no failing path picks a kind of error or a status, and no failure leaves the loop after
+/// its error was inspected. The request is told by its call (see [`names::remote_request`]), or
+/// by the body of a function of this file it calls (`self.get_balance(..)` sending an RPC).
+fn unclassified(
+    result: &FlowResult,
+    index: &LineIndex<'_>,
+    scope: &FileScope<'_>,
+) -> Option<super::Unclassified> {
+    let _guard = crate::budget::enter();
+    if result.classifying_exit || result.reads_verdict {
+        return None;
+    }
+    let failing: Vec<_> = result.failing().collect();
+    if failing.is_empty()
+        || failing
+            .iter()
+            .any(|c| c.status.is_some() || c.picked || c.classified || c.inspected || c.readiness)
+    {
+        return None;
+    }
+    let mut found = None;
+    for op in failing.iter().filter_map(|c| c.op.as_deref()) {
+        for (name, span) in result.tested_calls.iter().filter(|(n, _)| n == op) {
+            let remote = names::remote_request(name, index.text(*span)).or_else(|| {
+                scope
+                    .function_via(name, None)
+                    .and_then(|f| makes_remote_request(f.block))
+            });
+            match remote {
+                Some(false) => return None,
+                Some(true) if found.is_none() => {
+                    found = Some(super::Unclassified {
+                        op: name.clone(),
+                        span: *span,
+                    });
+                }
+                _ => {}
+            }
+        }
+    }
+    found
+}
+
+/// Whether a function's body makes a remote request (a call [`names::remote_request`] tells
+/// is one), read one level deep.
+fn makes_remote_request(body: &Block) -> Option<bool> {
+    let mut r = RemoteCall { found: None };
+    r.visit_block(body);
+    r.found.is_some().then_some(true)
+}
+
+/// The first remote request a closure's body makes (its operation and call), for a retry
+/// crate's runner that retries every error of it.
+fn remote_call_in(body: &Expr, index: &LineIndex<'_>) -> Option<super::Unclassified> {
+    let mut r = RemoteCall { found: None };
+    r.visit_expr(body);
+    let (op, e) = r.found?;
+    Some(super::Unclassified {
+        op,
+        span: index.of(e),
+    })
+}
+
+/// Finds the first call that [`names::remote_request`] tells is one, by its name and the words
+/// of its receiver when that is a place (`self.client`, not a whole chain), and of its
+/// arguments that are paths (`self.send(RpcRequest::GetBalance, ..)`, `fetch(client, url)`).
+struct RemoteCall<'ast> {
+    found: Option<(String, &'ast Expr)>,
+}
+
+impl<'ast> Visit<'ast> for RemoteCall<'ast> {
+    fn visit_expr(&mut self, e: &'ast Expr) {
+        let _guard = crate::budget::enter();
+        if self.found.is_some() {
+            return;
+        }
+        let path_args = |args: &syn::punctuated::Punctuated<Expr, syn::Token![,]>,
+                         out: &mut String| {
+            for a in args {
+                if let Expr::Path(p) = a {
+                    out.push(' ');
+                    out.push_str(&names::text(p));
+                }
+            }
+        };
+        let call = match e {
+            Expr::MethodCall(m) => {
+                let mut words = match &*m.receiver {
+                    Expr::Path(_) | Expr::Field(_) => names::text(&m.receiver),
+                    _ => String::new(),
+                };
+                path_args(&m.args, &mut words);
+                Some((m.method.to_string(), words))
+            }
+            Expr::Call(c) => names::callee_path(&c.func)
+                .and_then(names::last)
+                .map(|name| {
+                    let mut words = names::text(&c.func);
+                    path_args(&c.args, &mut words);
+                    (name, words)
+                }),
+            _ => None,
+        };
+        if let Some((name, words)) = call {
+            if names::remote_request(&name, &words) == Some(true) {
+                self.found = Some((name, e));
+                return;
+            }
+        }
+        syn::visit::visit_expr(self, e);
+    }
+    fn visit_item(&mut self, _: &'ast syn::Item) {}
 }
 
 /// Whether every resend happens after a failure that the server did not process: a 429, a
@@ -3198,7 +3325,10 @@ struct LoopFinder<'a, 'c> {
     /// Each loop, whether a `timeout(..)` wraps it, and whether it runs in async code.
     loops: Vec<(&'a Expr, bool, bool)>,
     in_async: bool,
-    helper_closures: Vec<(&'a Expr, &'a Expr)>,
+    /// Each closure handed to a retry helper: the call, the closure's body, and whether the
+    /// helper retries every error the closure returns (a retry crate's runner given no
+    /// classifier).
+    helper_closures: Vec<(&'a Expr, &'a Expr, bool)>,
     timeout_depth: usize,
     scope: &'c FileScope<'a>,
     /// The function's locals, worked out on first use.
@@ -3207,10 +3337,23 @@ struct LoopFinder<'a, 'c> {
 }
 
 impl<'a> LoopFinder<'a, '_> {
-    fn helper_args<I: Iterator<Item = &'a Expr>>(&mut self, call: &'a Expr, args: I) {
+    fn helper_args<I: Iterator<Item = &'a Expr>>(
+        &mut self,
+        call: &'a Expr,
+        args: I,
+        every_error: bool,
+    ) {
         for a in args {
+            // A variable holding the closure (`let action = || async { .. }; run(s, action)`).
+            let a = place_key(a)
+                .and_then(|k| (self.locals)().lets.get(&k))
+                .and_then(|v| match v.as_slice() {
+                    [only] => Some(*only),
+                    _ => None,
+                })
+                .unwrap_or(a);
             if let Expr::Closure(c) = a {
-                self.helper_closures.push((call, &c.body));
+                self.helper_closures.push((call, &c.body, every_error));
             }
         }
     }
@@ -3279,8 +3422,11 @@ impl<'a> Visit<'a> for LoopFinder<'a, '_> {
                         let n = self.scope.resolve(p);
                         n.len() >= 2 && matches!(n[n.len() - 2].as_str(), "Retry" | "RetryIf")
                     });
-                if is_retry_helper(&last) || spawn_of_retry {
-                    self.helper_args(e, c.args.iter());
+                let every_error = ["spawn", "start", "new", "retry"].contains(&last.as_str())
+                    && path
+                        .is_some_and(|p| self.scope.is_every_error_runner(&self.scope.resolve(p)));
+                if is_retry_helper(&last) || spawn_of_retry || every_error {
+                    self.helper_args(e, c.args.iter(), every_error);
                 }
                 if is_timeout_fn(&last) {
                     self.timeout_depth += 1;
@@ -3304,9 +3450,9 @@ impl<'a> Visit<'a> for LoopFinder<'a, '_> {
                         .and_then(|v| v.first().copied())
                         .unwrap_or(recv);
                     if let Expr::Closure(c) = recv {
-                        self.helper_closures.push((e, &c.body));
+                        self.helper_closures.push((e, &c.body, false));
                     }
-                    self.helper_args(e, m.args.iter());
+                    self.helper_args(e, m.args.iter(), false);
                 }
                 if is_timeout_fn(&name) {
                     self.timeout_depth += 1;

@@ -1293,6 +1293,21 @@ pub fn mentions(expr: &Expr, key: &str) -> bool {
             }
             syn::visit::visit_expr(self, e);
         }
+        // `matches!(&e, Error::Auth(_))`, `format!("{e}")`: a plain name among a macro's
+        // tokens.
+        fn visit_macro(&mut self, m: &'ast syn::Macro) {
+            if !self.found && !self.key.contains('.') && tokens_name(m.tokens.clone(), self.key) {
+                self.found = true;
+            }
+        }
+    }
+    fn tokens_name(tokens: proc_macro2::TokenStream, key: &str) -> bool {
+        let _guard = crate::budget::enter();
+        tokens.into_iter().any(|t| match t {
+            proc_macro2::TokenTree::Ident(i) => i == key,
+            proc_macro2::TokenTree::Group(g) => tokens_name(g.stream(), key),
+            _ => false,
+        })
     }
     let _guard = crate::budget::enter();
     let mut f = Finder { key, found: false };
