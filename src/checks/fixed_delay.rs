@@ -16,6 +16,9 @@ fn falls_back_to_fixed(delay: &Delay) -> bool {
 pub(super) fn check(site: &RetrySite, cx: &mut Context<'_>) {
     for delay in &site.delays {
         let text = if is_fixed(delay) {
+            if delay.ceiling {
+                continue;
+            }
             site.policy
                 .map_or("waits the same time before every attempt", |a| a.fixed)
         } else if falls_back_to_fixed(delay) {

@@ -977,8 +977,16 @@ impl<'a, 'c> Flow<'a, 'c> {
             .else_set
             .map(|s| (s, else_span, format!("everything that fails `{cond_text}`")));
         let op = self.cond_op_of(&i.cond);
-        let mut then_states = Self::refined(&states, info.then_o, then_set.as_ref(), op.as_deref());
-        let mut else_states = Self::refined(&states, info.else_o, else_set.as_ref(), op.as_deref());
+        // A test of the error an `Err` arm bound (`if e.is_transient()`) tells failures apart:
+        // on either side the operation failed, neither is a success.
+        let (then_o, else_o) = if classified && states.iter().all(|s| s.outcome == Outcome::Failure)
+        {
+            (Outcome::Neutral, Outcome::Neutral)
+        } else {
+            (info.then_o, info.else_o)
+        };
+        let mut then_states = Self::refined(&states, then_o, then_set.as_ref(), op.as_deref());
+        let mut else_states = Self::refined(&states, else_o, else_set.as_ref(), op.as_deref());
         let kinds = if classified {
             ErrorKinds::of(&cond_text)
         } else {

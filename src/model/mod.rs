@@ -469,6 +469,10 @@ pub struct Delay {
     /// The longest single wait the bound allows, in seconds, when it can be worked out
     /// (`f64::INFINITY` when the growth has no cap and the site no bound).
     pub longest_secs: Option<f64>,
+    /// A constant wait given the very value that caps a growing wait of the same loop
+    /// (`sleep(from_secs(MAX))` beside `backoff = min(backoff * 2, MAX)`): the backoff's
+    /// ceiling, reached at once by some failure, not a wait that never grows.
+    pub ceiling: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -862,6 +862,7 @@ fn site_of(span: Span, f: &Facts) -> RetrySite {
             fallback: None,
             blocking: false,
             longest_secs: f.longest_secs,
+            ceiling: false,
         })
         .into_iter()
         .collect();

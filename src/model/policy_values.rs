@@ -499,6 +499,7 @@ fn site_of(
         fallback: None,
         blocking: false,
         longest_secs: None,
+        ceiling: false,
     };
     // The attempts are the callers' to set.
     Some(RetrySite::policy(

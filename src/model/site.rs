@@ -526,7 +526,8 @@ impl<'a> Builder<'a, '_> {
         let limit = attempt_limit(Some(l), body, &facts, self.scope, locals);
         let longest =
             |arg: Option<&'a Expr>| longest_wait(&bound, limit, arg, &facts, self.scope, locals);
-        let delays = self.delays_of(&waits, &values, &longest);
+        let mut delays = self.delays_of(&waits, &values, &longest);
+        mark_ceilings(&mut delays, &waits, body);
         // A `for` over a list of alternatives (addresses, mirrors) tries each once: not a retry.
         if let Expr::ForLoop(f) = l {
             // `for i in 0..resolvers.len() { resolvers[i].lookup(..) }` tries each one too.
@@ -2414,6 +2415,72 @@ fn kind_of(growth: bool, counter: bool, opaque: bool) -> DelayKind {
     }
 }
 
+/// Marks the constant waits given a value that caps a growing wait of the same loop
+/// (`sleep(from_secs(MAX_BACKOFF))` beside `backoff = min(backoff * 2, MAX_BACKOFF)`): the
+/// sleeps come first in `delays`, in the order of `waits.sleeps`.
+fn mark_ceilings(delays: &mut [Delay], waits: &Waits<'_>, body: &Block) {
+    struct Caps(HashSet<String>);
+    impl<'ast> Visit<'ast> for Caps {
+        fn visit_expr(&mut self, e: &'ast Expr) {
+            let _guard = crate::budget::enter();
+            let args: Vec<&Expr> = match e {
+                Expr::Call(c)
+                    if names::callee_path(&c.func)
+                        .and_then(names::last)
+                        .is_some_and(|n| n == "min" || n == "clamp") =>
+                {
+                    c.args.iter().collect()
+                }
+                Expr::MethodCall(m) if m.method == "min" || m.method == "clamp" => {
+                    m.args.iter().collect()
+                }
+                _ => Vec::new(),
+            };
+            for a in args {
+                self.0.extend(path_idents(a));
+            }
+            syn::visit::visit_expr(self, e);
+        }
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    fn path_idents(e: &Expr) -> Vec<String> {
+        struct P(Vec<String>);
+        impl<'ast> Visit<'ast> for P {
+            fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
+                if let Some(last) = names::last(&p.path) {
+                    self.0.push(last);
+                }
+            }
+            // The values, not the functions applied to them (`Duration::from_secs`).
+            fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+                let _guard = crate::budget::enter();
+                for a in &c.args {
+                    self.visit_expr(a);
+                }
+            }
+        }
+        let mut p = P(Vec::new());
+        p.visit_expr(e);
+        p.0
+    }
+    let grows_capped = delays
+        .iter()
+        .any(|d| d.kind == DelayKind::Growing && d.capped);
+    if !grows_capped {
+        return;
+    }
+    let mut caps = Caps(HashSet::new());
+    caps.visit_block(body);
+    for (d, (_, arg, _)) in delays.iter_mut().zip(&waits.sleeps) {
+        if d.kind == DelayKind::Constant && !d.jitter {
+            d.ceiling = arg.is_some_and(|a| {
+                let idents = path_idents(a);
+                !idents.is_empty() && idents.iter().all(|i| caps.0.contains(i))
+            });
+        }
+    }
+}
+
 pub(super) fn delay_of(span: Span, t: Taint) -> Delay {
     let kind = if t.server {
         DelayKind::Server
@@ -2432,6 +2499,7 @@ pub(super) fn delay_of(span: Span, t: Taint) -> Delay {
         fallback,
         blocking: false,
         longest_secs: None,
+        ceiling: false,
     }
 }
 
