@@ -74,8 +74,10 @@ async fn pay(client: &Client, order: &Order) -> Result<Receipt, Error> {
             .json(order)
             .send()
             .await;
-        if let Ok(r) = resp {
-            return Ok(r.json().await?);
+        match resp {
+            Ok(r) => return Ok(r.json().await?),
+            Err(e) if !(e.is_timeout() || e.is_connect()) => return Err(e.into()),
+            Err(_) => {}
         }
         tokio::time::sleep(Duration::from_millis(fastrand::u64(0..(100 << attempt)))).await;
     }
