@@ -276,6 +276,7 @@ fn keeps(word: &str, ext: &Extensions) -> bool {
             &ext.random_sources,
             &ext.key_constructors,
             &ext.status_accessors,
+            &ext.every_error_runners,
         ]
         .iter()
         .flat_map(|entries| entries.iter())

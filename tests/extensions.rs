@@ -172,3 +172,22 @@ async fn read(db: &Db, key: &[u8]) -> Result<Vec<u8>, Error> {
     };
     assert_eq!(rules(handler, ext), Vec::<&str>::new());
 }
+
+const EVERY_ERROR_RUNNER: &str = r"
+async fn price(client: &Client, url: &str) -> Result<Price, Error> {
+    crate::net::run_until_ok(|| async { client.get(url).send().await }).await
+}
+";
+
+#[test]
+fn a_runner_that_retries_every_error_is_ra004_once_taught() {
+    assert_eq!(
+        rules(EVERY_ERROR_RUNNER, Extensions::default()),
+        Vec::<&str>::new()
+    );
+    let ext = Extensions {
+        every_error_runners: vec!["net::run_until_ok".to_owned()],
+        ..Extensions::default()
+    };
+    assert_eq!(rules(EVERY_ERROR_RUNNER, ext), ["RA004"]);
+}

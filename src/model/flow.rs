@@ -271,8 +271,6 @@ pub struct FlowResult {
     pub continues: Vec<Continue>,
     /// An exit guarded by an attempt counter, a clock or a schedule.
     pub bounded_by: Option<BoundKind>,
-    /// Names of the operations whose results were tested (`send`, `connect`, `compare_exchange`).
-    pub tested_ops: Vec<String>,
     /// The expressions whose results were tested.
     pub tested_exprs: Vec<Span>,
     /// Whether any exit exists at all.
@@ -289,6 +287,12 @@ pub struct FlowResult {
 }
 
 impl FlowResult {
+    /// Names of the operations whose results were tested (`send`, `connect`,
+    /// `compare_exchange`).
+    pub fn tested_ops(&self) -> impl Iterator<Item = &str> {
+        self.tested_calls.iter().map(|(name, _)| name.as_str())
+    }
+
     /// The ways round after a failure that retry it: the operation may have failed, the path
     /// is not waiting for readiness, and it did not find the attempts used up.
     pub fn failing(&self) -> impl Iterator<Item = &Continue> {
@@ -364,6 +368,21 @@ struct CondInfo {
     /// The `else` is "not there yet" as much as a failure: `if let Ok(Some(status)) = get()`
     /// awaits a value that a successful read may not have yet (a poll).
     else_pending: bool,
+}
+
+impl CondInfo {
+    /// A test whose true side has outcome `o` and whose false side the opposite, with no status
+    /// set and no readiness.
+    fn outcome(o: Outcome) -> Self {
+        CondInfo {
+            then_o: o,
+            else_o: o.negate(),
+            then_set: None,
+            else_set: None,
+            readiness: false,
+            else_pending: false,
+        }
+    }
 }
 
 impl<'a, 'c> Flow<'a, 'c> {
@@ -1291,10 +1310,7 @@ impl<'a, 'c> Flow<'a, 'c> {
         }
         if let Some(op) = self.op_of(scrutinee) {
             let call = self.op_call_of(scrutinee).unwrap_or(scrutinee);
-            self.result
-                .tested_calls
-                .push((op.clone(), self.index.of(call)));
-            self.result.tested_ops.push(op);
+            self.result.tested_calls.push((op, self.index.of(call)));
         }
         self.result.tested_exprs.push(self.index.of(scrutinee));
     }
@@ -1384,14 +1400,7 @@ impl<'a, 'c> Flow<'a, 'c> {
                     .and_then(names::last)
                     .is_some_and(|n| names::is_retry_predicate(&n)) =>
             {
-                CondInfo {
-                    then_o: Outcome::Failure,
-                    else_o: Outcome::Success,
-                    then_set: None,
-                    else_set: None,
-                    readiness: false,
-                    else_pending: false,
-                }
+                CondInfo::outcome(Outcome::Failure)
             }
             Expr::MethodCall(mc) => {
                 let name = mc.method.to_string();
@@ -1403,41 +1412,20 @@ impl<'a, 'c> Flow<'a, 'c> {
                     _ => Outcome::Neutral,
                 };
                 self.note_tested(&mc.receiver, o);
-                CondInfo {
-                    then_o: o,
-                    else_o: o.negate(),
-                    then_set: None,
-                    else_set: None,
-                    readiness: false,
-                    else_pending: false,
-                }
+                CondInfo::outcome(o)
             }
             // `let retry = policy.should_retry(&err); if retry { .. }`, `(need_retry, rep) =
             // send(..); if !need_retry { return rep }`: a classifier's verdict held in a
             // variable the loop sets from the attempt.
             Expr::Path(p) if self.is_verdict_var(p) => {
                 self.result.reads_verdict = true;
-                CondInfo {
-                    then_o: Outcome::Failure,
-                    else_o: Outcome::Success,
-                    then_set: None,
-                    else_set: None,
-                    readiness: false,
-                    else_pending: false,
-                }
+                CondInfo::outcome(Outcome::Failure)
             }
             Expr::Macro(m) if names::last(&m.mac.path).as_deref() == Some("matches") => {
                 let o = super::status::parse_matches(&m.mac)
                     .and_then(|(_, p)| pat_outcome(&p))
                     .unwrap_or(Outcome::Neutral);
-                CondInfo {
-                    then_o: o,
-                    else_o: o.negate(),
-                    then_set: None,
-                    else_set: None,
-                    readiness: false,
-                    else_pending: false,
-                }
+                CondInfo::outcome(o)
             }
             _ => CondInfo {
                 then_o: Outcome::Neutral,

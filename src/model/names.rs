@@ -421,6 +421,14 @@ pub fn is_every_error_runner(full: &[String]) -> bool {
         .is_some()
 }
 
+/// Whether some `every-error-runners` entry of the models ends with the segment `last`.
+pub fn every_error_runner_ends_with(last: &str) -> bool {
+    known::builtin()
+        .entries(List::EveryErrorRunners)
+        .iter()
+        .any(|e| e.text.rsplit("::").next() == Some(last))
+}
+
 /// Macros that make a fresh unique id (`key-macros`; `uuid!("...")` is a literal, not one).
 pub fn key_constructor_macro(name: &str) -> Option<String> {
     known::builtin()
@@ -789,7 +797,7 @@ mod tests {
         );
         assert_eq!(remote_request("bind", "listener.bind(addr)"), Some(false));
         assert_eq!(remote_request("latest", "cache.latest(key)"), None);
-        // `HttpClient` is one word to the split (`httpclient`), `DbPool` two.
+        // Camel case is split: `DbPool` is `db`, `pool`.
         assert_eq!(remote_request("run", "DbPool::run"), Some(true));
     }
 }

@@ -249,6 +249,15 @@ impl<'a> FileScope<'a> {
             .then(|| format!("{}()", full.join("::")))
     }
 
+    /// Whether a call whose path ends with `last` may be an every-error runner (before its whole
+    /// path is resolved, which most calls are spared).
+    #[must_use]
+    pub fn may_be_every_error_runner(&self, last: &str) -> bool {
+        let ends = |e: &str| e.rsplit("::").next() == Some(last);
+        names::every_error_runner_ends_with(last)
+            || self.ext.every_error_runners.iter().any(|e| ends(e))
+    }
+
     /// Whether a resolved call path runs an operation again after any error it returns.
     #[must_use]
     pub fn is_every_error_runner(&self, full: &[String]) -> bool {

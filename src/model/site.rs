@@ -1824,8 +1824,8 @@ fn is_retry_shape(r: &FlowResult) -> bool {
         return false;
     }
     if failed_ops.is_empty()
-        && !r.tested_ops.is_empty()
-        && r.tested_ops.iter().all(|o| names::is_spin_operation(o))
+        && r.tested_ops().next().is_some()
+        && r.tested_ops().all(names::is_spin_operation)
     {
         return false;
     }
@@ -1939,7 +1939,7 @@ fn is_readiness_probe(l: &Expr, r: &FlowResult) -> bool {
             .iter()
             .any(|w| n.contains(w))
     };
-    let mut ops = r.tested_ops.clone();
+    let mut ops: Vec<String> = r.tested_ops().map(str::to_owned).collect();
     if let Expr::While(w) = l {
         let cond = match &*w.cond {
             Expr::Let(le) => &*le.expr,
@@ -3179,7 +3179,7 @@ fn drawn_by_condition(cond: &Expr) -> Vec<String> {
 /// An I/O operation whose failure is logged before going round again: a retry even without a
 /// pause or a counter (a compare-and-swap or a parse loop neither logs nor does I/O).
 fn logs_and_does_io(l: &Expr, result: &FlowResult) -> bool {
-    let io = result.tested_ops.iter().any(|o| names::is_io_operation(o));
+    let io = result.tested_ops().any(names::is_io_operation);
     if !io {
         return false;
     }
@@ -3192,9 +3192,8 @@ fn logs_and_does_io(l: &Expr, result: &FlowResult) -> bool {
             )
         })
         || result
-            .tested_ops
-            .iter()
-            .any(|o| matches!(o.as_str(), "connect" | "send_to" | "send"))
+            .tested_ops()
+            .any(|o| matches!(o, "connect" | "send_to" | "send"))
 }
 
 fn mentions_retry_words(l: &Expr, fn_name: &str) -> bool {
@@ -3490,7 +3489,7 @@ impl<'a> Visit<'a> for LoopFinder<'a, '_> {
                         let n = self.scope.resolve(p);
                         n.len() >= 2 && matches!(n[n.len() - 2].as_str(), "Retry" | "RetryIf")
                     });
-                let every_error = ["spawn", "start", "new", "retry"].contains(&last.as_str())
+                let every_error = self.scope.may_be_every_error_runner(&last)
                     && path
                         .is_some_and(|p| self.scope.is_every_error_runner(&self.scope.resolve(p)));
                 if is_retry_helper(&last) || spawn_of_retry || every_error {

@@ -1293,7 +1293,7 @@ pub fn mentions(expr: &Expr, key: &str) -> bool {
             }
             syn::visit::visit_expr(self, e);
         }
-        // `matches!(&e, Error::Auth(_))`, `format!("{e}")`: a plain name among a macro's
+        // `matches!(&e, Error::Auth(_))`, `format!("{}", e)`: a plain name among a macro's
         // tokens.
         fn visit_macro(&mut self, m: &'ast syn::Macro) {
             if !self.found && !self.key.contains('.') && tokens_name(m.tokens.clone(), self.key) {
