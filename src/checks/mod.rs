@@ -181,8 +181,12 @@ pub fn run(model: &FileModel, settings: &Settings) -> Vec<Diagnostic> {
                 check(site, &mut cx);
             }
         }
-        // Facts taken from another file say where they come from.
+        // Facts taken from another file say where they come from; from elsewhere in this
+        // file, a label says it there.
         for d in &mut cx.out[first..] {
+            for (span, text) in &site.origins {
+                d.secondary.push(label(*span, text));
+            }
             for (name, at) in &site.evidence {
                 d.notes.push(format!("uses `{name}`, defined at {at}"));
                 if let Some((path, line)) = at.rsplit_once(':') {

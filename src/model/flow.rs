@@ -861,10 +861,13 @@ impl<'a, 'c> Flow<'a, 'c> {
                 let counts = |e: &Expr, stepped: bool| {
                     let mut found = None;
                     for_each_name(e, &mut |n, is_call| {
+                        // Not a time named like a count (`retry_end`, `retry_deadline`).
                         let hit = if stepped {
                             self.facts.counters.contains(n)
                         } else {
                             names::is_counter_name(n)
+                                && !names::is_time_name(n)
+                                && !n.to_ascii_lowercase().ends_with("_end")
                         };
                         if found.is_none() && !is_call && hit {
                             found = Some(n.to_owned());
@@ -1336,6 +1339,21 @@ impl<'a, 'c> Flow<'a, 'c> {
             })
     }
 
+    /// What the verdict variable `p` is assigned from in the loop (every assignment a call
+    /// whose classifier tests statuses): the statuses it says go again.
+    fn verdict_statuses(&self, p: &syn::ExprPath) -> Option<StatusSet> {
+        let id = p.path.get_ident()?.to_string();
+        let mut set: Option<StatusSet> = None;
+        for m in self.facts.mutations.get(&id)? {
+            let super::values::Mutation::Assign(rhs) = m else {
+                return None;
+            };
+            let s = self.status.verdict_of_call(rhs)?;
+            set = Some(set.map_or(s, |acc| acc.union(s)));
+        }
+        set
+    }
+
     fn cond_info(&mut self, cond: &'a Expr) -> CondInfo {
         let _guard = crate::budget::enter();
         let readiness = mentions_readiness(cond);
@@ -1402,6 +1420,23 @@ impl<'a, 'c> Flow<'a, 'c> {
             {
                 CondInfo::outcome(Outcome::Failure)
             }
+            // `if reply == "PONG"`, `rez.eq("PONG")`: a probe's one right answer; any other
+            // answer is a failure of the probe (a broken connection), not a state to wait out.
+            Expr::Binary(b)
+                if matches!(b.op, syn::BinOp::Eq(_) | syn::BinOp::Ne(_))
+                    && (is_probe_reply(&b.left) || is_probe_reply(&b.right)) =>
+            {
+                CondInfo::outcome(if matches!(b.op, syn::BinOp::Eq(_)) {
+                    Outcome::Success
+                } else {
+                    Outcome::Failure
+                })
+            }
+            Expr::MethodCall(mc)
+                if mc.method == "eq" && mc.args.len() == 1 && is_probe_reply(&mc.args[0]) =>
+            {
+                CondInfo::outcome(Outcome::Success)
+            }
             Expr::MethodCall(mc) => {
                 let name = mc.method.to_string();
                 let o = match name.as_str() {
@@ -1419,7 +1454,13 @@ impl<'a, 'c> Flow<'a, 'c> {
             // variable the loop sets from the attempt.
             Expr::Path(p) if self.is_verdict_var(p) => {
                 self.result.reads_verdict = true;
-                CondInfo::outcome(Outcome::Failure)
+                let mut info = CondInfo::outcome(Outcome::Failure);
+                // The statuses the classifier behind the verdict says go again.
+                if let Some(set) = self.verdict_statuses(p) {
+                    info.then_set = Some(set);
+                    info.else_set = Some(set.complement());
+                }
+                info
             }
             Expr::Macro(m) if names::last(&m.mac.path).as_deref() == Some("matches") => {
                 let o = super::status::parse_matches(&m.mac)
@@ -1446,6 +1487,19 @@ impl<'a, 'c> Flow<'a, 'c> {
         }
         info.readiness |= readiness;
         info
+    }
+}
+
+/// The answer a liveness probe expects (`"PONG"` to a `PING`).
+fn is_probe_reply(e: &Expr) -> bool {
+    let _guard = crate::budget::enter();
+    match e {
+        Expr::Lit(l) => {
+            matches!(&l.lit, syn::Lit::Str(s) if s.value().eq_ignore_ascii_case("pong"))
+        }
+        Expr::Reference(r) => is_probe_reply(&r.expr),
+        Expr::Paren(p) => is_probe_reply(&p.expr),
+        _ => false,
     }
 }
 

@@ -310,6 +310,9 @@ pub struct RetrySite {
     /// connection to a service) goes round again, and nothing tests which error it was: a
     /// rejected login or a bad request is retried like a timeout.
     pub unclassified: Option<Unclassified>,
+    /// Where facts of the site written elsewhere in its file come from (the default value of
+    /// the field a runner is given its strategy from): shown as secondary labels.
+    pub origins: Vec<(Span, String)>,
 }
 
 /// A remote request whose every error the site retries without looking at it.
@@ -400,6 +403,7 @@ impl RetrySite {
             second_try_only: false,
             limit_from: None,
             delay_from: None,
+            origins: Vec::new(),
         }
     }
 }

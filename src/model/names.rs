@@ -161,6 +161,14 @@ pub fn is_retry_predicate(name: &str) -> bool {
         || n == "is_recoverable"
 }
 
+/// A function that restores a lost connection (`reconnect`, `try_reconnect`,
+/// `reconnect_with_backoff`): it tries for as long as the connection is wanted, by design.
+pub fn is_reconnect_fn(name: &str) -> bool {
+    name.to_ascii_lowercase()
+        .split('_')
+        .any(|w| w == "reconnect" || w == "reconnecting")
+}
+
 /// An operation that runs a whole session until it ends (a connection's lifetime, a
 /// reconciliation, a watch, a worker's main loop), which a supervisor starts again when it
 /// ends: `run`, `serve`, `reconcile_loop`, `watch_nodes`. Not a single request, receive or poll.

@@ -683,6 +683,100 @@ pub fn policy_sites<'a>(
         .collect()
 }
 
+/// The strategy a runner is given from a field (`Retry::new(self.retry_policy.clone(), op)`,
+/// also through a local `let retry_policy = builder.retry_policy.clone()`): the policy the
+/// file's struct literals put in a field of that name, read from `fn default` when it sets one
+/// (the crate's default configuration), else from the one literal that does. `None` for a
+/// strategy built in place (a policy site of its own), a parameter (the caller's choice), or a
+/// field the file gives no policy. Returns the policy's site facts and where it is written.
+pub fn field_strategy<'a>(
+    arg: &'a Expr,
+    scope: &FileScope<'a>,
+    locals: &Locals<'a>,
+    index: &LineIndex<'a>,
+) -> Option<(Span, RetrySite, String)> {
+    let _guard = crate::budget::enter();
+    let field = strategy_field(arg, locals, 0)?;
+    // (written in `fn default`, the function, the value)
+    let mut found: Vec<(bool, &super::scope::LocalFn<'a>, &'a Expr)> = Vec::new();
+    for f in scope.fns.values().flatten() {
+        if super::site::is_test_attr(f.attrs) || !names::text(f.block).contains(field.as_str()) {
+            continue;
+        }
+        let mut lits = FieldValues {
+            field: &field,
+            values: Vec::new(),
+        };
+        lits.visit_block(f.block);
+        let is_default = f.sig.ident == "default";
+        found.extend(lits.values.into_iter().map(|v| (is_default, f, v)));
+    }
+    let defaults: Vec<_> = found.iter().filter(|(d, _, _)| *d).collect();
+    let (_, owner, value) = match defaults.as_slice() {
+        [one] => *one,
+        [] => match found.as_slice() {
+            [one] => one,
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let owner_locals = Locals::of_fn(owner);
+    let chain = chain_of(value, scope, &owner_locals, 0)?;
+    let facts = facts_of(&chain, scope, &owner_locals)?;
+    let at = index.of(*value);
+    Some((at, site_of(at, &facts), field))
+}
+
+/// The field a strategy argument is read from: `self.policy`, `self.policy.clone()`,
+/// `&builder.policy`, or a local bound once to one of those.
+fn strategy_field(e: &Expr, locals: &Locals<'_>, depth: usize) -> Option<String> {
+    let _guard = crate::budget::enter();
+    if depth > 4 {
+        return None;
+    }
+    match e {
+        Expr::MethodCall(m) if m.method == "clone" && m.args.is_empty() => {
+            strategy_field(&m.receiver, locals, depth + 1)
+        }
+        Expr::Reference(r) => strategy_field(&r.expr, locals, depth + 1),
+        Expr::Paren(p) => strategy_field(&p.expr, locals, depth + 1),
+        Expr::Field(f) => match &f.member {
+            syn::Member::Named(n) => Some(n.to_string()),
+            syn::Member::Unnamed(_) => None,
+        },
+        Expr::Path(p) if p.path.segments.len() == 1 => {
+            let key = p.path.segments[0].ident.to_string();
+            match locals.lets.get(&key).map(Vec::as_slice) {
+                Some([one]) => strategy_field(one, locals, depth + 1),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The values struct literals give a field of one name (`Self { retry_policy: .., .. }`).
+struct FieldValues<'f, 'a> {
+    field: &'f str,
+    values: Vec<&'a Expr>,
+}
+
+impl<'a> Visit<'a> for FieldValues<'_, 'a> {
+    fn visit_expr_struct(&mut self, s: &'a syn::ExprStruct) {
+        let _guard = crate::budget::enter();
+        for fv in &s.fields {
+            if matches!(&fv.member, syn::Member::Named(n) if n == self.field)
+                && fv.colon_token.is_some()
+            {
+                self.values.push(&fv.expr);
+            }
+        }
+        syn::visit::visit_expr_struct(self, s);
+    }
+
+    fn visit_item(&mut self, _: &'a syn::Item) {}
+}
+
 /// reqwest-retry's `RetryTransientMiddleware::new_with_policy(policy)`: its default classifier
 /// (`DefaultRetryableStrategy`) retries 408, 429 and every 5xx, and the middleware waits what
 /// the policy says, never the server's `Retry-After`. (`new_with_policy_and_strategy` brings

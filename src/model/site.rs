@@ -312,6 +312,25 @@ impl<'a> Builder<'a, '_> {
             }
             if every_error {
                 site.unclassified = remote_call_in(closure, self.index);
+                // `Retry::new(self.retry_policy.clone(), op)`: the strategy the field holds by
+                // default decides the runner's bound and waits, reported at the runner too.
+                if let Some((at, mut policy, field)) = runner_strategy(call).and_then(|arg| {
+                    super::policies::field_strategy(arg, self.scope, locals(), self.index)
+                }) {
+                    policy.head = self.index.of(call);
+                    for d in &mut policy.delays {
+                        d.span = policy.head;
+                    }
+                    policy
+                        .origins
+                        .push((at, format!("`{field}` holds this strategy by default")));
+                    // A reconnect helper restores a connection for as long as it is used, by
+                    // design: only its pacing is judged.
+                    policy.supervisor = names::is_reconnect_fn(&name);
+                    self.sites.push(site);
+                    self.sites.push(policy);
+                    continue;
+                }
             }
             self.sites.push(site);
         }
@@ -673,6 +692,7 @@ impl<'a> Builder<'a, '_> {
             second_try_only,
             limit_from: None,
             delay_from: None,
+            origins: Vec::new(),
             kind: SiteKind::Loop,
             head,
             bound,
@@ -1104,6 +1124,7 @@ impl<'a> Builder<'a, '_> {
             second_try_only: false,
             limit_from: None,
             delay_from: None,
+            origins: Vec::new(),
             kind: SiteKind::Recursion,
             head,
             bound,
@@ -1206,6 +1227,15 @@ impl<'a> Visit<'a> for Builder<'a, '_> {
     }
 }
 
+/// The strategy a runner call is given (`Retry::spawn(strategy, action)`): its first argument,
+/// when it has another after it.
+fn runner_strategy(call: &Expr) -> Option<&Expr> {
+    match call {
+        Expr::Call(c) if c.args.len() >= 2 => c.args.first(),
+        _ => None,
+    }
+}
+
 fn helper_site(head: Span, keys: Vec<super::PerAttemptKey>, facts: AttemptFacts) -> RetrySite {
     RetrySite {
         kind: SiteKind::Helper,
@@ -1232,6 +1262,7 @@ fn helper_site(head: Span, keys: Vec<super::PerAttemptKey>, facts: AttemptFacts)
         second_try_only: false,
         limit_from: None,
         delay_from: None,
+        origins: Vec::new(),
     }
 }
 
@@ -1694,6 +1725,11 @@ impl<'a> Visit<'a> for AttemptVisitor<'a, '_> {
                 // `connector.connect(..)` on a parameter `connector: &mut Connector`: a method
                 // of that type.
                 if let Some(ty) = self.param_type_of(&m.receiver) {
+                    // `state.send_request(buf)` whose body posts: the write is made here.
+                    let via = super::Via::Type(ty.clone());
+                    if self.local_write(&name, &via) {
+                        self.writes.push(self.index.of(e));
+                    }
                     self.calls.push(super::Call {
                         name: name.clone(),
                         via: super::Via::Type(ty),

@@ -4,7 +4,7 @@ use syn::{BinOp, Expr, Lit, Pat};
 
 use super::names;
 use super::scope::FileScope;
-use super::values::{returned_exprs, Locals};
+use super::values::{returned_exprs, value_leaves, Locals};
 use super::StatusSet;
 
 /// The statuses for which a condition is true and false (`None` side: not about statuses).
@@ -291,6 +291,58 @@ impl StatusEval<'_, '_> {
         }
     }
 
+    /// The statuses for which a verdict set from `call` says "go again": a classifier called
+    /// directly (`need_retry = should_retry(&resp)`), or a function of this file that returns
+    /// the verdict with the reply (`(need_retry, reply) = self.send(..)`, each of its returns a
+    /// tuple holding `need_retry(Ok(res.status()))`).
+    #[must_use]
+    pub fn verdict_of_call(&self, call: &Expr) -> Option<StatusSet> {
+        let _guard = crate::budget::enter();
+        if self.depth > 0 {
+            return None;
+        }
+        let mut e = call;
+        while let Expr::Await(a) = e {
+            e = &a.base;
+        }
+        if let Some(sets) = self.cond(e) {
+            return Some(sets.then);
+        }
+        let f = match e {
+            Expr::MethodCall(m) => self
+                .file
+                .function_via(&m.method.to_string(), Some(&super::Via::Method))?,
+            Expr::Call(c) => {
+                let path = names::callee_path(&c.func)?;
+                self.file
+                    .function_via(&names::last(path)?, Some(&self.file.via_of(path)))?
+            }
+            _ => return None,
+        };
+        let locals = Locals::of_fn(&f);
+        let inner = StatusEval {
+            file: self.file,
+            locals: &locals,
+            status_idents: Vec::new(),
+            depth: 0,
+        };
+        let mut set: Option<StatusSet> = None;
+        let mut leaves = Vec::new();
+        for r in returned_exprs(f.block) {
+            value_leaves(r, &mut leaves);
+        }
+        for r in leaves {
+            let Expr::Tuple(t) = r else { return None };
+            let found = t
+                .elems
+                .iter()
+                .filter(|el| matches!(el, Expr::Call(_) | Expr::MethodCall(_)))
+                .find_map(|el| inner.cond(el))?;
+            set = Some(set.map_or(found.then, |acc| acc.union(found.then)));
+        }
+        set
+    }
+
     fn method_cond(&self, m: &syn::ExprMethodCall) -> Option<StatusSet> {
         let _guard = crate::budget::enter();
         let name = m.method.to_string();
@@ -413,6 +465,11 @@ impl StatusEval<'_, '_> {
                 let mut remaining = StatusSet::all();
                 let mut yes = StatusSet::empty();
                 for arm in &m.arms {
+                    // `match res { Ok(status) => .., Err(e) => .. }` over a status or an error:
+                    // the `Err` arm is about errors, which hold no status.
+                    if super::flow::pat_outcome(&arm.pat) == Some(super::flow::Outcome::Failure) {
+                        continue;
+                    }
                     let pat = self
                         .pattern(&arm.pat)
                         .unwrap_or(remaining)

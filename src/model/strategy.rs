@@ -65,7 +65,7 @@ pub(super) fn strategy_site(
     if delay.kind == DelayKind::Growing && !delay.capped {
         let mut leaves = Vec::new();
         for e in &returned {
-            value_leaves(e, &mut leaves);
+            super::values::value_leaves(e, &mut leaves);
         }
         let constant_branch = leaves.iter().any(|e| {
             let b = cx.taint(e);
@@ -195,38 +195,6 @@ fn returns_a_wait(output: &ReturnType, name: &str) -> bool {
         .any(|w| n.contains(w))
         || n.ends_with("_at");
     last == "Duration" || (named_wait && (is_number(ty) || last == "DateTime"))
-}
-
-/// The expressions that can be the value of `e`: the branches of an `if` or a `match`, the
-/// tail of a block.
-fn value_leaves<'e>(e: &'e syn::Expr, out: &mut Vec<&'e syn::Expr>) {
-    let _guard = crate::budget::enter();
-    let tail = |b: &'e syn::Block| match b.stmts.last() {
-        Some(syn::Stmt::Expr(e, None)) => Some(e),
-        _ => None,
-    };
-    match e {
-        syn::Expr::If(i) => {
-            if let Some(t) = tail(&i.then_branch) {
-                value_leaves(t, out);
-            }
-            if let Some((_, other)) = &i.else_branch {
-                value_leaves(other, out);
-            }
-        }
-        syn::Expr::Match(m) => {
-            for arm in &m.arms {
-                value_leaves(&arm.body, out);
-            }
-        }
-        syn::Expr::Block(b) => {
-            if let Some(t) = tail(&b.block) {
-                value_leaves(t, out);
-            }
-        }
-        syn::Expr::Paren(p) => value_leaves(&p.expr, out),
-        other => out.push(other),
-    }
 }
 
 /// Whether `body` compares `name` with something (`attempt > MAX`, `n >= limit`).

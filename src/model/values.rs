@@ -1352,6 +1352,38 @@ fn grows_expr(expr: &Expr) -> bool {
     g.found
 }
 
+/// The expressions that can be the value of `e`: the branches of an `if` or a `match`, the
+/// tail of a block.
+pub(crate) fn value_leaves<'e>(e: &'e syn::Expr, out: &mut Vec<&'e syn::Expr>) {
+    let _guard = crate::budget::enter();
+    let tail = |b: &'e syn::Block| match b.stmts.last() {
+        Some(syn::Stmt::Expr(e, None)) => Some(e),
+        _ => None,
+    };
+    match e {
+        syn::Expr::If(i) => {
+            if let Some(t) = tail(&i.then_branch) {
+                value_leaves(t, out);
+            }
+            if let Some((_, other)) = &i.else_branch {
+                value_leaves(other, out);
+            }
+        }
+        syn::Expr::Match(m) => {
+            for arm in &m.arms {
+                value_leaves(&arm.body, out);
+            }
+        }
+        syn::Expr::Block(b) => {
+            if let Some(t) = tail(&b.block) {
+                value_leaves(t, out);
+            }
+        }
+        syn::Expr::Paren(p) => value_leaves(&p.expr, out),
+        other => out.push(other),
+    }
+}
+
 /// The expressions a function body can return: its tail and every `return e`.
 #[must_use]
 pub fn returned_exprs(block: &syn::Block) -> Vec<&Expr> {
