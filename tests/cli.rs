@@ -982,3 +982,35 @@ fn a_packages_tests_and_benches_are_test_code_but_a_directory_named_tests_elsewh
         run.stderr
     );
 }
+
+/// A runner given its strategy from a field is reported with a label at the field's default
+/// (where the facts come from), in the JSON output's labels.
+#[test]
+fn a_strategy_read_from_a_field_is_labelled_at_its_default() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = run(
+        root,
+        &[
+            "--format",
+            "json",
+            "fixtures/missing-jitter/strategy_fields.rs",
+        ],
+    );
+    let findings: Vec<Value> = out
+        .stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let at_runner: Vec<&Value> = findings
+        .iter()
+        .filter(|f| f["rule"] == "RA003" && f["line"] == 39)
+        .collect();
+    assert_eq!(at_runner.len(), 1, "{findings:#?}");
+    let labels = at_runner[0]["labels"].as_array().expect("labels");
+    assert!(
+        labels
+            .iter()
+            .any(|l| l["line"] == 19 && l["message"] == "`retry_policy` holds this by default"),
+        "{labels:#?}"
+    );
+}

@@ -184,8 +184,9 @@ pub fn run(model: &FileModel, settings: &Settings) -> Vec<Diagnostic> {
         // Facts taken from another file say where they come from; from elsewhere in this
         // file, a label says it there.
         for d in &mut cx.out[first..] {
-            for (span, text) in &site.origins {
-                d.secondary.push(label(*span, text));
+            for (span, field) in &site.origins {
+                d.secondary
+                    .push(label(*span, format!("`{field}` holds this by default")));
             }
             for (name, at) in &site.evidence {
                 d.notes.push(format!("uses `{name}`, defined at {at}"));

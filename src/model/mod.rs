@@ -310,8 +310,8 @@ pub struct RetrySite {
     /// connection to a service) goes round again, and nothing tests which error it was: a
     /// rejected login or a bad request is retried like a timeout.
     pub unclassified: Option<Unclassified>,
-    /// Where facts of the site written elsewhere in its file come from (the default value of
-    /// the field a runner is given its strategy from): shown as secondary labels.
+    /// Defaults elsewhere in the site's file its facts come from: the value a field holds by
+    /// default (the strategy a runner is given from that field), and the field's name.
     pub origins: Vec<(Span, String)>,
 }
 

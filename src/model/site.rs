@@ -321,9 +321,7 @@ impl<'a> Builder<'a, '_> {
                     for d in &mut policy.delays {
                         d.span = policy.head;
                     }
-                    policy
-                        .origins
-                        .push((at, format!("`{field}` holds this strategy by default")));
+                    policy.origins.push((at, field));
                     // A reconnect helper restores a connection for as long as it is used, by
                     // design: only its pacing is judged.
                     policy.supervisor = names::is_reconnect_fn(&name);
