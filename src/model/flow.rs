@@ -176,6 +176,7 @@ impl ErrorKinds {
                 "transient",
                 "retryable",
                 "retriable",
+                "recoverable",
                 "servererror",
                 "connectionreset",
                 "connectionaborted",
@@ -1341,15 +1342,25 @@ impl<'a, 'c> Flow<'a, 'c> {
 
     /// What the verdict variable `p` is assigned from in the loop (every assignment a call
     /// whose classifier tests statuses): the statuses it says go again.
-    fn verdict_statuses(&self, p: &syn::ExprPath) -> Option<StatusSet> {
+    fn verdict_statuses(&self, p: &syn::ExprPath) -> Option<super::status::Sets> {
         let id = p.path.get_ident()?.to_string();
-        let mut set: Option<StatusSet> = None;
-        for m in self.facts.mutations.get(&id)? {
-            let super::values::Mutation::Assign(rhs) = m else {
-                return None;
-            };
+        let mut set: Option<super::status::Sets> = None;
+        let mut from: Vec<&Expr> = Vec::new();
+        match self.facts.mutations.get(&id) {
+            Some(mutations) => {
+                for m in mutations {
+                    let super::values::Mutation::Assign(rhs) = m else {
+                        return None;
+                    };
+                    from.push(rhs);
+                }
+            }
+            // `let should_retry = self.policy.should_retry(&err);` in the loop.
+            None => from.extend(self.status.locals.lets.get(&id)?.iter().copied()),
+        }
+        for rhs in from {
             let s = self.status.verdict_of_call(rhs)?;
-            set = Some(set.map_or(s, |acc| acc.union(s)));
+            set = Some(set.map_or(s, |acc| acc.or(s)));
         }
         set
     }
@@ -1456,9 +1467,10 @@ impl<'a, 'c> Flow<'a, 'c> {
                 self.result.reads_verdict = true;
                 let mut info = CondInfo::outcome(Outcome::Failure);
                 // The statuses the classifier behind the verdict says go again.
-                if let Some(set) = self.verdict_statuses(p) {
-                    info.then_set = Some(set);
-                    info.else_set = Some(set.complement());
+                if let Some(sets) = self.verdict_statuses(p) {
+                    info.then_set = Some(sets.then);
+                    // A classifier we read only in part says no to no status we know of.
+                    info.else_set = Some(sets.other).filter(|o| !o.is_empty());
                 }
                 info
             }
@@ -1480,7 +1492,8 @@ impl<'a, 'c> Flow<'a, 'c> {
         if let Some(sets) = self.status.cond(cond) {
             if sets.then != StatusSet::all() || sets.other != StatusSet::all() {
                 info.then_set = Some(sets.then);
-                info.else_set = Some(sets.other);
+                // A classifier we read only in part says no to no status we know of.
+                info.else_set = Some(sets.other).filter(|o| !o.is_empty());
                 info.then_o = info.then_o.refine(Outcome::of_statuses(sets.then));
                 info.else_o = info.else_o.refine(Outcome::of_statuses(sets.other));
             }

@@ -12,6 +12,7 @@ mod limits;
 mod names;
 mod policies;
 mod policy_values;
+mod rewrite;
 mod scope;
 mod select;
 mod site;

@@ -51,8 +51,14 @@ fn role(field: &str) -> Option<Role> {
     ]);
     if has(&["jitter", "random", "randomization", "randomness", "spread"]) {
         Some(Role::Jitter)
-    } else if has(&["factor", "multiplier", "coefficient", "exponent", "exp"])
-        || n == "base"
+    } else if has(&[
+        "factor",
+        "multiplier",
+        "coefficient",
+        "exponent",
+        "exp",
+        "scale",
+    ]) || n == "base"
         || n == "exponential_base"
     {
         Some(Role::Growth)
@@ -67,7 +73,7 @@ fn role(field: &str) -> Option<Role> {
         Some(Role::Attempts)
     } else if has(&["strategy", "mode", "kind", "policy"]) || n == "backoff" {
         Some(Role::Strategy)
-    } else if wait || matches!(n.as_str(), "current" | "start" | "initial" | "min") {
+    } else if wait || matches!(n.as_str(), "current" | "start" | "initial" | "init" | "min") {
         Some(Role::Delay)
     } else if has(&["cap", "ceiling"]) {
         Some(Role::Cap)
@@ -89,6 +95,7 @@ pub(super) fn sites(
         constructors: HashMap::new(),
         other_impls: Vec::new(),
         values: Vec::new(),
+        builder_structs: Vec::new(),
         test_depth: 0,
     };
     for f in files {
@@ -153,10 +160,16 @@ pub(super) fn sites(
                         | "sample"
                 )
         });
+    let builders: HashMap<String, syn::ExprStruct> = finder
+        .builder_structs
+        .iter()
+        .map(|s| (s.ident.to_string(), builder_defaults(s)))
+        .collect();
     let cx = Cx {
         est: &est,
         defaults: &finder.defaults,
         constructors: &finder.constructors,
+        builders: &builders,
         file_is_random,
     };
     finder
@@ -188,6 +201,9 @@ struct Cx<'c, 'a> {
     /// The constructors of the file's policy types: (type, name) → parameters and the literal
     /// they return.
     constructors: &'c HashMap<(String, String), (Vec<String>, &'a syn::ExprStruct)>,
+    /// The defaults `#[derive(Builder)]` gives the file's policy types, as the literal a
+    /// builder with no setter called builds.
+    builders: &'c HashMap<String, syn::ExprStruct>,
     file_is_random: bool,
 }
 
@@ -202,6 +218,9 @@ struct Finder<'a> {
     /// Impl blocks of types not named for retrying, kept until every iterator is known.
     other_impls: Vec<&'a syn::ItemImpl>,
     values: Vec<Value<'a>>,
+    /// Policy types with `#[derive(Builder)]` (derive_builder), whose field attributes give
+    /// the defaults.
+    builder_structs: Vec<&'a syn::ItemStruct>,
     test_depth: usize,
 }
 
@@ -326,6 +345,16 @@ impl<'a> Visit<'a> for Finder<'a> {
         }
     }
 
+    fn visit_item_struct(&mut self, s: &'a syn::ItemStruct) {
+        let _guard = crate::budget::enter();
+        if self.test_depth == 0
+            && is_policy_type(&s.ident.to_string())
+            && derives(&s.attrs, "Builder")
+        {
+            self.builder_structs.push(s);
+        }
+    }
+
     fn visit_item_const(&mut self, c: &'a syn::ItemConst) {
         let _guard = crate::budget::enter();
         if let Some(t) = type_name(&c.ty) {
@@ -445,6 +474,146 @@ fn constructor_call<'e, 'a: 'e>(
     }
 }
 
+/// Whether `#[derive(..)]` among the attributes names `name` (`Builder`, `derive_builder::Builder`).
+fn derives(attrs: &[syn::Attribute], name: &str) -> bool {
+    attrs.iter().any(|a| {
+        a.path().is_ident("derive")
+            && a.parse_args_with(
+                syn::punctuated::Punctuated::<syn::Path, syn::Token![,]>::parse_terminated,
+            )
+            .is_ok_and(|paths| {
+                paths
+                    .iter()
+                    .any(|p| names::last(p).as_deref() == Some(name))
+            })
+    })
+}
+
+/// The literal a derive_builder builder builds when no setter is called: each field with
+/// `#[builder(default = "expr")]` (or `default = expr`) holds that value, an `Option` field
+/// with a bare `#[builder(default)]` holds `None`; fields without a default are left out
+/// (unknown).
+fn builder_defaults(s: &syn::ItemStruct) -> syn::ExprStruct {
+    let mut fields = syn::punctuated::Punctuated::<syn::FieldValue, syn::Token![,]>::new();
+    for field in &s.fields {
+        let Some(ident) = &field.ident else { continue };
+        let mut value: Option<Expr> = None;
+        for a in field.attrs.iter().filter(|a| a.path().is_ident("builder")) {
+            // Unknown keys (`setter(..)`, `field(..)`) are skipped, not errors.
+            let _ = a.parse_nested_meta(|meta| {
+                if meta.path.is_ident("default") {
+                    if meta.input.peek(syn::Token![=]) {
+                        let given: Expr = meta.value()?.parse()?;
+                        value = match &given {
+                            Expr::Lit(syn::ExprLit {
+                                lit: Lit::Str(text),
+                                ..
+                            }) => text.parse::<Expr>().ok(),
+                            _ => Some(given),
+                        };
+                    } else if type_name(&field.ty).as_deref() == Some("Option") {
+                        value = Some(syn::parse_quote!(None));
+                    }
+                } else if !meta.input.is_empty() && !meta.input.peek(syn::Token![,]) {
+                    // Skip the rest of this entry: `= value` or `(..)`.
+                    if meta.input.peek(syn::Token![=]) {
+                        let _: Expr = meta.value()?.parse()?;
+                    } else {
+                        meta.parse_nested_meta(|_| Ok(()))?;
+                    }
+                }
+                Ok(())
+            });
+        }
+        if let Some(expr) = value {
+            fields.push(syn::FieldValue {
+                attrs: Vec::new(),
+                member: syn::Member::Named(ident.clone()),
+                colon_token: Some(Default::default()),
+                expr,
+            });
+        }
+    }
+    let ty = &s.ident;
+    syn::ExprStruct {
+        attrs: Vec::new(),
+        qself: None,
+        path: syn::parse_quote!(#ty),
+        brace_token: Default::default(),
+        fields,
+        dot2_token: None,
+        rest: None,
+    }
+}
+
+/// The value a derive_builder chain of policy type `ty` builds: `Self::builder().build()`,
+/// `Backoff::builder().limit(3).build().unwrap()`, `BackoffBuilder::default().build()?`: the
+/// type's builder defaults with each setter's argument in its field.
+fn built_value(value: &Expr, ty: &str, cx: &Cx<'_, '_>) -> Option<syn::ExprStruct> {
+    let _guard = crate::budget::enter();
+    match value {
+        Expr::MethodCall(m)
+            if matches!(
+                m.method.to_string().as_str(),
+                "expect" | "unwrap" | "unwrap_or_default"
+            ) =>
+        {
+            built_value(&m.receiver, ty, cx)
+        }
+        Expr::Try(t) => built_value(&t.expr, ty, cx),
+        Expr::MethodCall(m) if m.method == "build" && m.args.is_empty() => {
+            let mut literal = cx.builders.get(ty)?.clone();
+            // The setters, from the last one called back to the builder's root.
+            let mut setters: Vec<(&syn::Ident, &Expr)> = Vec::new();
+            let mut at = &*m.receiver;
+            loop {
+                match at {
+                    Expr::MethodCall(s) if s.args.len() == 1 => {
+                        setters.push((&s.method, &s.args[0]));
+                        at = &s.receiver;
+                    }
+                    Expr::Call(c) if c.args.is_empty() => {
+                        let path = names::callee_path(&c.func)?;
+                        let n = path.segments.len();
+                        let (owner, name) = match n {
+                            2.. => (
+                                path.segments[n - 2].ident.to_string(),
+                                path.segments[n - 1].ident.to_string(),
+                            ),
+                            _ => return None,
+                        };
+                        let builder = format!("{ty}Builder");
+                        let root = (name == "builder" && (owner == "Self" || owner == ty))
+                            || (owner == builder && matches!(name.as_str(), "default" | "new"));
+                        if !root {
+                            return None;
+                        }
+                        break;
+                    }
+                    _ => return None,
+                }
+            }
+            for (name, arg) in setters.into_iter().rev() {
+                let field = literal
+                    .fields
+                    .iter_mut()
+                    .find(|f| matches!(&f.member, syn::Member::Named(n) if n == name));
+                match field {
+                    Some(f) => f.expr = arg.clone(),
+                    None => literal.fields.push(syn::FieldValue {
+                        attrs: Vec::new(),
+                        member: syn::Member::Named(name.clone()),
+                        colon_token: Some(Default::default()),
+                        expr: arg.clone(),
+                    }),
+                }
+            }
+            Some(literal)
+        }
+        _ => None,
+    }
+}
+
 /// The value a block ends with.
 fn tail(block: &syn::Block) -> Option<&Expr> {
     match block.stmts.last() {
@@ -467,6 +636,12 @@ fn site_of(
     let head = index.of(value);
     let facts = match value {
         Expr::Struct(s) => struct_facts(ty, s, params, &HashMap::new(), endless, cx)?,
+        // `Self::builder().build().unwrap()` of a `#[derive(Builder)]` type: the field
+        // defaults its attributes give, with the setters called on the way.
+        Expr::MethodCall(_) | Expr::Try(_) if built_value(value, ty, cx).is_some() => {
+            let literal = built_value(value, ty, cx)?;
+            struct_facts(ty, &literal, &[], &HashMap::new(), endless, cx)?
+        }
         // `ExponentialBackoff::new(Duration::from_millis(300), 2., Some(..), None)`, a
         // constructor of the file: its literal with the arguments for its parameters.
         Expr::Call(_) | Expr::MethodCall(_) | Expr::Try(_)

@@ -36,6 +36,13 @@ pub fn extract_in(
     imports: &[(&syn::File, &str)],
     test_code: bool,
 ) -> FileModel {
+    // Retry loops written as iterator chains are read as the loops they are.
+    let rewritten = if super::rewrite::may_have(index.source()) {
+        super::rewrite::rewrite(file)
+    } else {
+        None
+    };
+    let file = rewritten.as_ref().unwrap_or(file);
     // Items written inside macro invocations (`rt_test! { fn .. }`, `cfg_if! { .. }`) are code
     // too; their tokens keep their positions in the file.
     let mut bodies = Vec::new();
@@ -541,8 +548,17 @@ impl<'a> Builder<'a, '_> {
             b => b,
         };
         let limit = attempt_limit(Some(l), body, &facts, self.scope, locals);
-        let longest =
-            |arg: Option<&'a Expr>| longest_wait(&bound, limit, arg, &facts, self.scope, locals);
+        // `for _ in 0..self.limit`: the number of rounds is a setting, as in a counter compared
+        // with one (`attempt < self.max_retries`).
+        let wait_bound = match l {
+            Expr::ForLoop(f) if limit.is_none() && range_end_is_setting(&f.expr) => {
+                Bound::Bounded(BoundKind::Counter)
+            }
+            _ => bound.clone(),
+        };
+        let longest = |arg: Option<&'a Expr>| {
+            longest_wait(&wait_bound, limit, arg, &facts, self.scope, locals)
+        };
         let mut delays = self.delays_of(&waits, &values, &longest);
         mark_ceilings(&mut delays, &waits, body);
         // A `for` over a list of alternatives (addresses, mirrors) tries each once: not a retry.
@@ -975,15 +991,6 @@ impl<'a> Builder<'a, '_> {
             } else {
                 c.op.as_deref().and_then(|op| self.errors_from_statuses(op))
             };
-            if std::env::var_os("RA_DEBUG_OPS").is_some() && !c.picked {
-                eprintln!(
-                    "OPS {}:{} {:?} transient={}",
-                    self.index.source().len(),
-                    arm.start_pos.line,
-                    c.op,
-                    c.kinds.transient
-                );
-            }
             if let Some((statuses, how)) = found {
                 push(
                     &mut out,
@@ -2380,6 +2387,30 @@ fn attempt_limit(
     }
     c.visit_block(body);
     c.limit
+}
+
+/// A range whose end is a field or a parameter (`0..self.limit`, `1..=max_retries`): a number of
+/// rounds someone else sets.
+fn range_end_is_setting(iter: &Expr) -> bool {
+    let _guard = crate::budget::enter();
+    match iter {
+        Expr::Paren(p) => range_end_is_setting(&p.expr),
+        Expr::Range(r) => r.end.as_deref().is_some_and(|end| {
+            let end = match end {
+                Expr::Paren(p) => &*p.expr,
+                other => other,
+            };
+            match end {
+                Expr::Field(_) => true,
+                Expr::Path(p) => p
+                    .path
+                    .get_ident()
+                    .is_some_and(|i| !i.to_string().chars().all(|c| c.is_uppercase() || c == '_')),
+                _ => false,
+            }
+        }),
+        _ => false,
+    }
 }
 
 /// The longest single wait a growing, uncapped delay reaches within the site's bound, in

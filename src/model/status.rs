@@ -14,6 +14,17 @@ pub struct Sets {
     pub other: StatusSet,
 }
 
+impl Sets {
+    /// Either of two verdicts: yes where either says yes, no where either says no.
+    #[must_use]
+    pub fn or(self, o: Sets) -> Sets {
+        Sets {
+            then: self.then.union(o.then),
+            other: self.other.union(o.other),
+        }
+    }
+}
+
 /// Evaluates status tests with the file's consts and local functions in view.
 pub struct StatusEval<'a, 'c> {
     pub file: &'c FileScope<'a>,
@@ -255,7 +266,7 @@ impl StatusEval<'_, '_> {
                 | BinOp::Ge(_) => self.comparison(b).and_then(atom),
                 _ => None,
             },
-            Expr::MethodCall(m) => self.method_cond(m).and_then(atom),
+            Expr::MethodCall(m) => self.method_cond(m),
             Expr::Macro(m) if names::last(&m.mac.path).as_deref() == Some("matches") => {
                 let (scrutinee, pat) = parse_matches(&m.mac)?;
                 if !self.is_status_expr(&scrutinee) {
@@ -270,7 +281,7 @@ impl StatusEval<'_, '_> {
                     None
                 }
             }
-            Expr::Call(c) => self.classifier_call(&c.func, c.args.iter()).and_then(atom),
+            Expr::Call(c) => self.classifier_call(&c.func, c.args.iter()),
             // `let throttled = matches!(resp.status(), ..); if throttled { .. }`
             Expr::Path(p) if p.path.segments.len() == 1 && self.depth == 0 => {
                 let id = p.path.segments[0].ident.to_string();
@@ -296,7 +307,7 @@ impl StatusEval<'_, '_> {
     /// the verdict with the reply (`(need_retry, reply) = self.send(..)`, each of its returns a
     /// tuple holding `need_retry(Ok(res.status()))`).
     #[must_use]
-    pub fn verdict_of_call(&self, call: &Expr) -> Option<StatusSet> {
+    pub fn verdict_of_call(&self, call: &Expr) -> Option<Sets> {
         let _guard = crate::budget::enter();
         if self.depth > 0 {
             return None;
@@ -306,7 +317,7 @@ impl StatusEval<'_, '_> {
             e = &a.base;
         }
         if let Some(sets) = self.cond(e) {
-            return Some(sets.then);
+            return Some(sets);
         }
         let f = match e {
             Expr::MethodCall(m) => self
@@ -326,7 +337,7 @@ impl StatusEval<'_, '_> {
             status_idents: Vec::new(),
             depth: 0,
         };
-        let mut set: Option<StatusSet> = None;
+        let mut set: Option<Sets> = None;
         let mut leaves = Vec::new();
         for r in returned_exprs(f.block) {
             value_leaves(r, &mut leaves);
@@ -338,15 +349,15 @@ impl StatusEval<'_, '_> {
                 .iter()
                 .filter(|el| matches!(el, Expr::Call(_) | Expr::MethodCall(_)))
                 .find_map(|el| inner.cond(el))?;
-            set = Some(set.map_or(found.then, |acc| acc.union(found.then)));
+            set = Some(set.map_or(found, |acc| acc.or(found)));
         }
         set
     }
 
-    fn method_cond(&self, m: &syn::ExprMethodCall) -> Option<StatusSet> {
+    fn method_cond(&self, m: &syn::ExprMethodCall) -> Option<Sets> {
         let _guard = crate::budget::enter();
         let name = m.method.to_string();
-        match name.as_str() {
+        let set = match name.as_str() {
             "is_success" => Some(StatusSet::range(200, 299)),
             "is_client_error" => Some(StatusSet::range(400, 499)),
             "is_server_error" => Some(StatusSet::range(500, 599)),
@@ -376,11 +387,15 @@ impl StatusEval<'_, '_> {
                 };
                 inner.cond(&closure.body).map(|s| s.then)
             }
-            _ => self.classifier_call_method(m),
-        }
+            _ => return self.classifier_call_method(m),
+        }?;
+        Some(Sets {
+            then: set,
+            other: set.complement(),
+        })
     }
 
-    fn classifier_call_method(&self, m: &syn::ExprMethodCall) -> Option<StatusSet> {
+    fn classifier_call_method(&self, m: &syn::ExprMethodCall) -> Option<Sets> {
         let _guard = crate::budget::enter();
         let name = m.method.to_string();
         self.follow(&name, &super::Via::Method, m.args.iter())
@@ -390,7 +405,7 @@ impl StatusEval<'_, '_> {
         &self,
         func: &Expr,
         args: I,
-    ) -> Option<StatusSet> {
+    ) -> Option<Sets> {
         let _guard = crate::budget::enter();
         let path = names::callee_path(func)?;
         let name = names::last(path)?;
@@ -398,13 +413,15 @@ impl StatusEval<'_, '_> {
     }
 
     /// `is_retryable(status)`: follows a local predicate one level, its parameter standing for
-    /// the status.
+    /// the status. A return we cannot read (a helper of the helper) adds no status: the
+    /// classifier then says yes to at least the statuses of the returns that test one, and
+    /// which statuses it says no to is unknown (none is claimed).
     fn follow<'e, I: Iterator<Item = &'e Expr>>(
         &self,
         name: &str,
         via: &super::Via,
         args: I,
-    ) -> Option<StatusSet> {
+    ) -> Option<Sets> {
         let _guard = crate::budget::enter();
         if self.depth > 0 {
             return None;
@@ -442,11 +459,21 @@ impl StatusEval<'_, '_> {
             return None;
         }
         let mut set: Option<StatusSet> = None;
+        let mut exact = true;
         for e in returned_exprs(f.block) {
-            let s = inner.bool_valued(e)?;
-            set = Some(set.map_or(s, |acc| acc.union(s)));
+            match inner.bool_valued(e) {
+                Some(s) => set = Some(set.map_or(s, |acc| acc.union(s))),
+                None => exact = false,
+            }
         }
-        set
+        set.map(|then| Sets {
+            then,
+            other: if exact {
+                then.complement()
+            } else {
+                StatusSet::empty()
+            },
+        })
     }
 
     /// The statuses for which a bool-valued expression is `true`: a condition, or a `match` whose
@@ -485,6 +512,28 @@ impl StatusEval<'_, '_> {
                     yes = yes.union(pat.intersect(v));
                 }
                 Some(yes)
+            }
+            // `match error { Error::Http(e) => e.status() == Some(TOO_MANY_REQUESTS), Error::Io(_)
+            // => true, .. }` over an error, not a status: the statuses the arms that test one
+            // say yes to (an arm that answers for a kind of error without a status adds none,
+            // and one we cannot read adds none either).
+            Expr::Match(m) => {
+                let mut yes: Option<StatusSet> = None;
+                for arm in &m.arms {
+                    if matches!(
+                        &*arm.body,
+                        Expr::Lit(syn::ExprLit {
+                            lit: Lit::Bool(_),
+                            ..
+                        })
+                    ) {
+                        continue;
+                    }
+                    if let Some(v) = self.bool_valued(&arm.body) {
+                        yes = Some(yes.map_or(v, |acc| acc.union(v)));
+                    }
+                }
+                yes
             }
             Expr::Block(b) => match b.block.stmts.last() {
                 Some(syn::Stmt::Expr(e, None)) => self.bool_valued(e),
