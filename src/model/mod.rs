@@ -19,6 +19,7 @@ mod site;
 mod span;
 mod status;
 mod strategy;
+mod tower_policy;
 mod values;
 mod verdicts;
 

@@ -113,6 +113,9 @@ pub fn extract_in(
             && s.bound == Bound::Bounded(BoundKind::Caller)
             && called.contains(&s.function))
     });
+    // A tower `Policy` is the retry decision itself, whatever calls its `retry` method.
+    b.sites
+        .extend(super::tower_policy::sites(&files, &scope, index, test_code));
     FileModel {
         sites: b.sites,
         retrying_fns: b.retrying_fns,
