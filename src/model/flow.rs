@@ -1360,7 +1360,7 @@ impl<'a, 'c> Flow<'a, 'c> {
         }
         for rhs in from {
             let s = self.status.verdict_of_call(rhs)?;
-            set = Some(set.map_or(s, |acc| acc.or(s)));
+            set = Some(set.map_or(s, |acc| acc.either(s)));
         }
         set
     }

@@ -218,7 +218,7 @@ struct Finder<'a> {
     /// Impl blocks of types not named for retrying, kept until every iterator is known.
     other_impls: Vec<&'a syn::ItemImpl>,
     values: Vec<Value<'a>>,
-    /// Policy types with `#[derive(Builder)]` (derive_builder), whose field attributes give
+    /// Policy types with `#[derive(Builder)]` (`derive_builder`), whose field attributes give
     /// the defaults.
     builder_structs: Vec<&'a syn::ItemStruct>,
     test_depth: usize,
@@ -489,7 +489,7 @@ fn derives(attrs: &[syn::Attribute], name: &str) -> bool {
     })
 }
 
-/// The literal a derive_builder builder builds when no setter is called: each field with
+/// The literal a `derive_builder` builder builds when no setter is called: each field with
 /// `#[builder(default = "expr")]` (or `default = expr`) holds that value, an `Option` field
 /// with a bare `#[builder(default)]` holds `None`; fields without a default are left out
 /// (unknown).
@@ -529,7 +529,7 @@ fn builder_defaults(s: &syn::ItemStruct) -> syn::ExprStruct {
             fields.push(syn::FieldValue {
                 attrs: Vec::new(),
                 member: syn::Member::Named(ident.clone()),
-                colon_token: Some(Default::default()),
+                colon_token: Some(syn::token::Colon::default()),
                 expr,
             });
         }
@@ -539,14 +539,14 @@ fn builder_defaults(s: &syn::ItemStruct) -> syn::ExprStruct {
         attrs: Vec::new(),
         qself: None,
         path: syn::parse_quote!(#ty),
-        brace_token: Default::default(),
+        brace_token: syn::token::Brace::default(),
         fields,
         dot2_token: None,
         rest: None,
     }
 }
 
-/// The value a derive_builder chain of policy type `ty` builds: `Self::builder().build()`,
+/// The value a `derive_builder` chain of policy type `ty` builds: `Self::builder().build()`,
 /// `Backoff::builder().limit(3).build().unwrap()`, `BackoffBuilder::default().build()?`: the
 /// type's builder defaults with each setter's argument in its field.
 fn built_value(value: &Expr, ty: &str, cx: &Cx<'_, '_>) -> Option<syn::ExprStruct> {
@@ -603,7 +603,7 @@ fn built_value(value: &Expr, ty: &str, cx: &Cx<'_, '_>) -> Option<syn::ExprStruc
                     None => literal.fields.push(syn::FieldValue {
                         attrs: Vec::new(),
                         member: syn::Member::Named(name.clone()),
-                        colon_token: Some(Default::default()),
+                        colon_token: Some(syn::token::Colon::default()),
                         expr: arg.clone(),
                     }),
                 }

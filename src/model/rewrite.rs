@@ -30,10 +30,8 @@ const BLOCK_MACROS: [&str; 2] = ["stream", "try_stream"];
 pub(super) fn may_have(source: &str) -> bool {
     let chain = (source.contains(".scan(") || source.contains(".find_map("))
         && (source.contains("repeat") || source.contains(".."));
-    chain
-        || BLOCK_MACROS
-            .iter()
-            .any(|m| source.contains(&format!("{m}!")))
+    // `stream!` and `try_stream!` (every name of [`BLOCK_MACROS`] ends so).
+    chain || source.contains("stream!")
 }
 
 /// The file with its iterator retry chains rewritten as loops and its block macros as async
@@ -136,17 +134,17 @@ enum Shape {
 enum Goes {
     Again,
     /// The chain ends, with this value (or nothing).
-    Ends(Option<Expr>),
+    Ends(Option<Box<Expr>>),
 }
 
 fn goes(value: &Expr, shape: Shape) -> Option<Goes> {
     let _guard = crate::budget::enter();
-    let some_of = |e: &Expr| -> Option<Option<Expr>> {
+    let some_of = |e: &Expr| -> Option<Option<Box<Expr>>> {
         match e {
             Expr::Path(p) if p.path.is_ident("None") => Some(None),
             Expr::Call(c) if c.args.len() == 1 => {
                 let name = names::callee_path(&c.func).and_then(names::last)?;
-                (name == "Some").then(|| Some(c.args[0].clone()))
+                (name == "Some").then(|| Some(Box::new(c.args[0].clone())))
             }
             _ => None,
         }
@@ -207,7 +205,11 @@ fn rewrite_tails(e: &mut Expr, shape: Shape) -> Option<()> {
 }
 
 fn rewrite_block(b: &mut syn::Block, shape: Shape) -> Option<()> {
-    let mut returns = Returns { shape, ok: true };
+    let mut returns = Returns {
+        shape,
+        ok: true,
+        loops: 0,
+    };
     let n = b.stmts.len();
     for stmt in &mut b.stmts[..n.saturating_sub(1)] {
         returns.visit_stmt_mut(stmt);
@@ -216,8 +218,7 @@ fn rewrite_block(b: &mut syn::Block, shape: Shape) -> Option<()> {
         return None;
     }
     match b.stmts.last_mut()? {
-        Stmt::Expr(e, None) => rewrite_tails(e, shape),
-        Stmt::Expr(e @ Expr::Return(_), Some(_)) => rewrite_tails(e, shape),
+        Stmt::Expr(e, None) | Stmt::Expr(e @ Expr::Return(_), Some(_)) => rewrite_tails(e, shape),
         other => {
             returns.visit_stmt_mut(other);
             None
@@ -225,10 +226,13 @@ fn rewrite_block(b: &mut syn::Block, shape: Shape) -> Option<()> {
     }
 }
 
-/// The `return`s of the closure body (not of closures or async blocks inside it).
+/// The `return`s of the closure body (not of closures or async blocks inside it). One inside a
+/// loop of the body is not rewritten (a `continue` there would go round that loop): the chain
+/// is then not read.
 struct Returns {
     shape: Shape,
     ok: bool,
+    loops: usize,
 }
 
 impl VisitMut for Returns {
@@ -236,6 +240,12 @@ impl VisitMut for Returns {
         let _guard = crate::budget::enter();
         match e {
             Expr::Closure(_) | Expr::Async(_) => {}
+            Expr::Loop(_) | Expr::While(_) | Expr::ForLoop(_) => {
+                self.loops += 1;
+                syn::visit_mut::visit_expr_mut(self, e);
+                self.loops -= 1;
+            }
+            Expr::Return(_) if self.loops > 0 => self.ok = false,
             Expr::Return(r) => {
                 let span = r.span();
                 match r.expr.as_deref().and_then(|v| jump(v, self.shape, span)) {

@@ -17,7 +17,7 @@ pub struct Sets {
 impl Sets {
     /// Either of two verdicts: yes where either says yes, no where either says no.
     #[must_use]
-    pub fn or(self, o: Sets) -> Sets {
+    pub fn either(self, o: Sets) -> Sets {
         Sets {
             then: self.then.union(o.then),
             other: self.other.union(o.other),
@@ -349,7 +349,7 @@ impl StatusEval<'_, '_> {
                 .iter()
                 .filter(|el| matches!(el, Expr::Call(_) | Expr::MethodCall(_)))
                 .find_map(|el| inner.cond(el))?;
-            set = Some(set.map_or(found, |acc| acc.or(found)));
+            set = Some(set.map_or(found, |acc| acc.either(found)));
         }
         set
     }
