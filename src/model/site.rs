@@ -395,6 +395,8 @@ impl<'a> Builder<'a, '_> {
         // Facts that need the enclosing function: does it read the server's hint, send a key.
         // The body's text is only made for a function with a site (most have none).
         let mut fn_text: Option<String> = None;
+        // `#[retryable]` resends a write only with a key or when declared idempotent.
+        let retryable_attr = matches!(retry_attribute(f.attrs), Some(RetryAttr::Retryable));
         for site in &mut self.sites[before..] {
             site.function.clone_from(&name);
             let owner = f.owner.map(ToString::to_string);
@@ -405,6 +407,30 @@ impl<'a> Builder<'a, '_> {
                 call.via = std::mem::replace(&mut call.via, super::Via::Free)
                     .in_impl_of(owner.as_deref(), |field| fields?.get(field).cloned());
             }
+            // `self.client.send_tx_once(..)` whose body writes: the write is made on each
+            // attempt (the field's type is known only here, in its impl).
+            let field_writes: Vec<Span> = if site.kind == SiteKind::Policy
+                || (retryable_attr && site.head == self.index.of(&f.sig.ident))
+            {
+                Vec::new()
+            } else {
+                site.calls
+                    .iter()
+                    .filter(|c| matches!(&c.via, super::Via::Type(t) if t != "Self"))
+                    .filter(|c| !site.writes.contains(&c.span))
+                    .filter(|c| {
+                        let n = c.name.to_ascii_lowercase();
+                        !n.contains("token") && !n.contains("login") && !n.contains("auth")
+                    })
+                    .filter(|c| {
+                        self.scope
+                            .function_via(&c.name, Some(&c.via))
+                            .is_some_and(|g| body_writes(self.scope, self.index, &g))
+                    })
+                    .map(|c| c.span)
+                    .collect()
+            };
+            site.writes.extend(field_writes);
             if matches!(site.kind, SiteKind::Helper | SiteKind::Policy) {
                 continue;
             }
@@ -1576,14 +1602,42 @@ impl<'a, 'c> AttemptVisitor<'a, 'c> {
         if !self.follow || n.contains("token") || n.contains("login") || n.contains("auth") {
             return false;
         }
-        self.scope.function_via(name, Some(via)).is_some_and(|f| {
-            let locals = Locals::of_fn(&f);
-            let mut inner = AttemptVisitor::new(self.scope, self.index, false);
-            inner.locals = Some(&locals);
-            inner.visit_block(f.block);
-            !inner.writes.is_empty()
-        })
+        self.scope
+            .function_via(name, Some(via))
+            .is_some_and(|f| body_writes(self.scope, self.index, &f))
     }
+}
+
+/// Whether a function of the file (or one in view) makes a write: a visible one in its body
+/// (one level), or a transaction it signs and submits (see [`signs_and_submits`]).
+fn body_writes<'a>(scope: &FileScope<'a>, index: &LineIndex<'a>, f: &LocalFn<'a>) -> bool {
+    let locals = Locals::of_fn(f);
+    let mut inner = AttemptVisitor::new(scope, index, false);
+    inner.locals = Some(&locals);
+    inner.visit_block(f.block);
+    !inner.writes.is_empty() || signs_and_submits(&names::text(f.block))
+}
+
+/// A transaction signed and submitted by the same code (`let signed = self.sign_tx(..)?;
+/// rpc.call(&RpcSendTransactionRequest { signed_transaction, .. })`): called on each attempt,
+/// each attempt submits a new transaction (a fresh nonce, a new hash), so one that was applied
+/// before its reply was lost is applied twice. A signed transaction built once and resent is
+/// the same transaction, which the network takes once.
+fn signs_and_submits(text: &str) -> bool {
+    let t = text.to_ascii_lowercase().replace([' ', '_'], "");
+    let signs = ["signtx(", "signtransaction(", "signandsend"]
+        .iter()
+        .any(|w| t.contains(w));
+    let submits = [
+        "sendtransaction",
+        "sendrawtransaction",
+        "broadcasttx",
+        "submittransaction",
+        "signandsend",
+    ]
+    .iter()
+    .any(|w| t.contains(w));
+    signs && submits
 }
 
 /// Whether code reads the server's wait hint: the header's name (`Retry-After`, `RETRY_AFTER`,
