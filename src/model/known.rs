@@ -28,6 +28,10 @@ pub const MODEL_FILES: &[(&str, &str)] = &[
     ),
     ("models/keys.toml", include_str!("../../models/keys.toml")),
     (
+        "models/macros.toml",
+        include_str!("../../models/macros.toml"),
+    ),
+    (
         "models/runners.toml",
         include_str!("../../models/runners.toml"),
     ),
@@ -67,11 +71,13 @@ pub enum List {
     /// Functions of retry crates that run an operation again after any error it returns (no
     /// classifier given).
     EveryErrorRunners,
+    /// Macros whose body is a block of statements run as async code (`stream! { .. }`).
+    BlockMacros,
 }
 
 impl List {
     /// Every list, in the order of [`Extensions::list`].
-    pub const ALL: [List; 13] = [
+    pub const ALL: [List; 14] = [
         List::SleepFns,
         List::SleepMethods,
         List::BlockingSleeps,
@@ -85,6 +91,7 @@ impl List {
         List::JitteredCrates,
         List::NextWaitMethods,
         List::EveryErrorRunners,
+        List::BlockMacros,
     ];
 
     /// Its key in a model file and in `[extend]`.
@@ -104,6 +111,7 @@ impl List {
             List::JitteredCrates => "jittered-crates",
             List::NextWaitMethods => "next-wait-methods",
             List::EveryErrorRunners => "every-error-runners",
+            List::BlockMacros => "block-macros",
         }
     }
 
@@ -142,6 +150,8 @@ pub struct RawExtensions {
     next_wait_methods: Vec<Spanned<String>>,
     #[serde(default)]
     every_error_runners: Vec<Spanned<String>>,
+    #[serde(default)]
+    block_macros: Vec<Spanned<String>>,
 }
 
 impl RawExtensions {
@@ -160,6 +170,7 @@ impl RawExtensions {
             List::JitteredCrates => &self.jittered_crates,
             List::NextWaitMethods => &self.next_wait_methods,
             List::EveryErrorRunners => &self.every_error_runners,
+            List::BlockMacros => &self.block_macros,
         }
     }
 

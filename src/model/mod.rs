@@ -63,6 +63,8 @@ pub struct Extensions {
     pub next_wait_methods: Vec<String>,
     /// Functions that run an operation again after any error it returns.
     pub every_error_runners: Vec<String>,
+    /// Macros whose body is a block of statements run as async code.
+    pub block_macros: Vec<String>,
 }
 
 impl Extensions {
@@ -84,6 +86,7 @@ impl Extensions {
             L::JitteredCrates => &self.jittered_crates,
             L::NextWaitMethods => &self.next_wait_methods,
             L::EveryErrorRunners => &self.every_error_runners,
+            L::BlockMacros => &self.block_macros,
         }
     }
 
@@ -104,6 +107,7 @@ impl Extensions {
             L::JitteredCrates => &mut self.jittered_crates,
             L::NextWaitMethods => &mut self.next_wait_methods,
             L::EveryErrorRunners => &mut self.every_error_runners,
+            L::BlockMacros => &mut self.block_macros,
         }
     }
 

@@ -1,6 +1,7 @@
 //! Code read as what it is before its sites are looked for: retry loops written as iterator
 //! chains become the loops they are, and the statements of a macro that takes a block of them
-//! (`stream! { .. }`, `try_stream! { .. }`) become an async block.
+//! (`block-macros` of the models and `[extend]`: `stream! { .. }`, `try_stream! { .. }`) become
+//! an async block.
 //!
 //! `iter::repeat_n((), self.limit).scan(self.init, |timeout, _| { .. }).flatten().next()` calls
 //! its closure once per round, at most `limit` times, and stops at the first round that yields
@@ -20,34 +21,44 @@ use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
 use syn::{Expr, Stmt};
 
-use super::names;
-
-/// Macros whose body is a block of statements, run as an async block: async-stream's.
-const BLOCK_MACROS: [&str; 2] = ["stream", "try_stream"];
+use super::known::{self, List};
+use super::{names, Extensions};
 
 /// Whether the file's text may hold something to rewrite (most files hold none and are not
 /// copied).
-pub(super) fn may_have(source: &str) -> bool {
+pub(super) fn may_have(source: &str, ext: &Extensions) -> bool {
     let chain = (source.contains(".scan(") || source.contains(".find_map("))
         && (source.contains("repeat") || source.contains(".."));
-    // `stream!` and `try_stream!` (every name of [`BLOCK_MACROS`] ends so).
-    chain || source.contains("stream!")
+    let named = |name: &str| {
+        let last = name.rsplit("::").next().unwrap_or(name);
+        source.contains(&format!("{last}!"))
+    };
+    chain
+        || known::builtin()
+            .entries(List::BlockMacros)
+            .iter()
+            .any(|e| named(&e.text))
+        || ext.block_macros.iter().any(|m| named(m))
 }
 
 /// The file with its iterator retry chains rewritten as loops and its block macros as async
 /// blocks, when it has any.
-pub(super) fn rewrite(file: &syn::File) -> Option<syn::File> {
+pub(super) fn rewrite(file: &syn::File, ext: &Extensions) -> Option<syn::File> {
     let mut copy = file.clone();
-    let mut r = Rewriter { changed: false };
+    let mut r = Rewriter {
+        changed: false,
+        ext,
+    };
     r.visit_file_mut(&mut copy);
     r.changed.then_some(copy)
 }
 
-struct Rewriter {
+struct Rewriter<'e> {
     changed: bool,
+    ext: &'e Extensions,
 }
 
-impl VisitMut for Rewriter {
+impl VisitMut for Rewriter<'_> {
     fn visit_expr_mut(&mut self, e: &mut Expr) {
         let _guard = crate::budget::enter();
         if let Some(looped) = as_loop(e) {
@@ -56,7 +67,7 @@ impl VisitMut for Rewriter {
             return;
         }
         if let Expr::Macro(m) = e {
-            if let Some(block) = block_macro(&m.mac) {
+            if let Some(block) = block_macro(&m.mac, self.ext) {
                 *e = block;
                 self.changed = true;
             }
@@ -67,7 +78,7 @@ impl VisitMut for Rewriter {
     fn visit_stmt_mut(&mut self, s: &mut Stmt) {
         let _guard = crate::budget::enter();
         if let Stmt::Macro(m) = s {
-            if let Some(block) = block_macro(&m.mac) {
+            if let Some(block) = block_macro(&m.mac, self.ext) {
                 *s = Stmt::Expr(block, m.semi_token);
                 self.changed = true;
             }
@@ -77,9 +88,11 @@ impl VisitMut for Rewriter {
 }
 
 /// `stream! { stmts }`: `async move { stmts }`, when the body parses as statements.
-fn block_macro(mac: &syn::Macro) -> Option<Expr> {
+fn block_macro(mac: &syn::Macro, ext: &Extensions) -> Option<Expr> {
     let name = names::last(&mac.path)?;
-    if !BLOCK_MACROS.contains(&name.as_str()) {
+    if !known::builtin().name(List::BlockMacros, &name)
+        && !Extensions::names(&ext.block_macros, &name)
+    {
         return None;
     }
     let stmts = syn::parse::Parser::parse2(syn::Block::parse_within, mac.tokens.clone()).ok()?;

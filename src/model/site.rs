@@ -37,8 +37,8 @@ pub fn extract_in(
     test_code: bool,
 ) -> FileModel {
     // Retry loops written as iterator chains are read as the loops they are.
-    let rewritten = if super::rewrite::may_have(index.source()) {
-        super::rewrite::rewrite(file)
+    let rewritten = if super::rewrite::may_have(index.source(), ext) {
+        super::rewrite::rewrite(file, ext)
     } else {
         None
     };
@@ -3688,6 +3688,25 @@ impl Waits<'_> {
             .map(|e| std::ptr::from_ref(e) as usize)
             .collect()
     }
+}
+
+/// The sleeps of a future's expression, its `async` blocks entered: each call, its duration
+/// argument and whether it blocks. `None` when it also waits in a way whose length cannot be
+/// told (a wait of another file, an error handler's backoff, a wait for a state).
+pub(super) fn future_sleeps<'a>(
+    future: &'a Expr,
+    scope: &FileScope<'a>,
+) -> Option<Vec<(&'a Expr, Option<&'a Expr>, bool)>> {
+    let mut finder = SleepFinder {
+        scope,
+        sleeps: Vec::new(),
+        unknown_waits: Vec::new(),
+        helper_calls: Vec::new(),
+        timed: Vec::new(),
+        enter_async: true,
+    };
+    finder.visit_expr(future);
+    finder.unknown_waits.is_empty().then_some(finder.sleeps)
 }
 
 struct SleepFinder<'a, 'c> {

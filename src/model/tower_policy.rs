@@ -32,9 +32,9 @@ use super::{Bound, BoundKind, Delay, DelayKind, RetrySite};
 
 /// The sites of the tower retry policies implemented in these items (the file, and the bodies of
 /// item macros). `test_code`: the whole file is test code.
-pub(super) fn sites(
-    files: &[&syn::File],
-    scope: &FileScope<'_>,
+pub(super) fn sites<'a>(
+    files: &[&'a syn::File],
+    scope: &FileScope<'a>,
     index: &LineIndex<'_>,
     test_code: bool,
 ) -> Vec<RetrySite> {
@@ -142,10 +142,10 @@ enum Wait<'a> {
 type Sleep<'a> = (&'a Expr, Option<&'a Expr>, bool);
 
 /// The site of one `Policy` impl whose `retry` hands back a future on some path.
-fn site_of(
-    i: &syn::ItemImpl,
-    retry: &syn::ImplItemFn,
-    scope: &FileScope<'_>,
+fn site_of<'a>(
+    i: &'a syn::ItemImpl,
+    retry: &'a syn::ImplItemFn,
+    scope: &FileScope<'a>,
     index: &LineIndex<'_>,
 ) -> Option<RetrySite> {
     let f = LocalFn {
@@ -234,7 +234,7 @@ fn handed_back(block: &syn::Block) -> Vec<(&Expr, &Expr)> {
 /// What `future` waits before the next attempt. `depth` limits following local bindings.
 fn wait_of<'a>(
     future: &'a Expr,
-    scope: &FileScope<'_>,
+    scope: &FileScope<'a>,
     locals: &Locals<'a>,
     depth: usize,
 ) -> Wait<'a> {
@@ -242,13 +242,10 @@ fn wait_of<'a>(
     if depth > 8 {
         return Wait::Unknown;
     }
-    let mut finder = SleepFinder {
-        scope,
-        sleeps: Vec::new(),
-    };
-    finder.visit_expr(future);
-    if !finder.sleeps.is_empty() {
-        return Wait::Sleeps(finder.sleeps);
+    match super::site::future_sleeps(future, scope) {
+        None => return Wait::Unknown,
+        Some(sleeps) if !sleeps.is_empty() => return Wait::Sleeps(sleeps),
+        Some(_) => {}
     }
     let inner = |e: &'a Expr| wait_of(e, scope, locals, depth + 1);
     match future {
@@ -381,40 +378,4 @@ fn reads_state(arg: &Expr, facts: &LoopFacts<'_>) -> bool {
     };
     r.visit_expr(arg);
     r.found
-}
-
-/// The sleeps anywhere in a future's expression (closures and `async` blocks included: they are
-/// what the future runs).
-struct SleepFinder<'a, 'c, 's> {
-    scope: &'c FileScope<'s>,
-    sleeps: Vec<Sleep<'a>>,
-}
-
-impl<'a> Visit<'a> for SleepFinder<'a, '_, '_> {
-    fn visit_expr(&mut self, e: &'a Expr) {
-        let _guard = crate::budget::enter();
-        match e {
-            Expr::Call(c) => {
-                if let Some(p) = names::callee_path(&c.func) {
-                    let full = self.scope.resolve(p);
-                    if self.scope.is_sleep(&full) {
-                        self.sleeps
-                            .push((e, c.args.first(), self.scope.is_blocking_sleep(&full)));
-                    }
-                }
-            }
-            // `rx.wait_for(|up| *up)` waits for a state, not for a time.
-            Expr::MethodCall(m)
-                if m.args.len() == 1
-                    && !matches!(m.args.first(), Some(Expr::Closure(_)))
-                    && self.scope.is_sleep_method(&m.method.to_string()) =>
-            {
-                self.sleeps.push((e, m.args.first(), false));
-            }
-            _ => {}
-        }
-        syn::visit::visit_expr(self, e);
-    }
-
-    fn visit_item(&mut self, _: &'a syn::Item) {}
 }
