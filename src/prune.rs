@@ -111,7 +111,7 @@ fn pruned_with_names(
                 piece.in_policy_impl
                     || idents(piece.from, piece.to).any(|w| w == name || keeps(w, ext))
                     || idents(piece.header, piece.from)
-                        .any(|w| retry_word(w) || crate::model::is_retry_word(w))
+                        .any(|w| retry_word(w, ext) || crate::model::is_retry_word(w))
             }
             PieceKind::Value => idents(piece.from, piece.to)
                 .any(|w| !matches!(w, "const" | "static" | "mut") && keeps(w, ext)),
@@ -236,9 +236,9 @@ fn pruned_with_names(
 
 /// Whether an attribute word names a retry macro (`#[retryable]`, `#[backon(..)]`,
 /// `#[retry(..)]`) or a policy.
-fn retry_word(word: &str) -> bool {
+fn retry_word(word: &str, ext: &Extensions) -> bool {
     WORDS_ANY_CASE.iter().any(|w| contains_any_case(word, w))
-        || crate::model::may_have_policies(word)
+        || crate::model::may_have_policies(word, ext)
 }
 
 /// Words (substrings of an identifier, compared without regard to ASCII case, as the retry
@@ -270,7 +270,7 @@ const KEYWORDS: &[&str] = &[
 fn keeps(word: &str, ext: &Extensions) -> bool {
     KEYWORDS.contains(&word)
         || WORDS_ANY_CASE.iter().any(|w| contains_any_case(word, w))
-        || crate::model::may_have_policies(word)
+        || crate::model::may_have_policies(word, ext)
         || [
             &ext.sleep_fns,
             &ext.random_sources,

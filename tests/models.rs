@@ -41,12 +41,21 @@ fn fixture_files() -> Vec<(PathBuf, String)> {
         .collect()
 }
 
-/// What the engine reports for one source: (line, rule id, message) of each finding.
+/// What the engine reports for one source: where, which rule, the message and what the
+/// primary label says of each finding (`the wait grows up to 9 min`: the facts read).
 fn findings(text: &str) -> Vec<String> {
     match check_source(text, &Settings::default()) {
         Ok(found) => found
             .iter()
-            .map(|d| format!("{:?} {} {}", d.primary.span, d.rule.id(), d.message))
+            .map(|d| {
+                format!(
+                    "{:?} {} {}: {}",
+                    d.primary.span,
+                    d.rule.id(),
+                    d.message,
+                    d.primary.message
+                )
+            })
             .collect(),
         Err(e) => vec![format!("error: {e}")],
     }
@@ -59,6 +68,9 @@ fn every_model_entry_is_exercised_by_a_fixture_and_matters_there() {
     assert!(files.len() > 50, "fixtures not found");
     // Which fixtures use which entries, and what each reports with every entry known.
     let mut users: BTreeMap<(List, usize), Vec<usize>> = BTreeMap::new();
+    // Policies: (policy, part) -> fixtures.
+    let policies: Vec<_> = models.policies().collect();
+    let mut policy_users: BTreeMap<(usize, usize), Vec<usize>> = BTreeMap::new();
     let mut baseline = Vec::new();
     for (n, (_, text)) in files.iter().enumerate() {
         models.forget();
@@ -70,7 +82,29 @@ fn every_model_entry_is_exercised_by_a_fixture_and_matters_there() {
                 }
             }
         }
+        for (i, (policy, _)) in policies.iter().enumerate() {
+            for part in 0..policy.parts().len() {
+                if models.policy_part_used(i, part) {
+                    policy_users.entry((i, part)).or_default().push(n);
+                }
+            }
+        }
     }
+    let fixture_names = |using: &[usize]| -> String {
+        using
+            .iter()
+            .take(3)
+            .map(|&n| {
+                files[n]
+                    .0
+                    .strip_prefix(env!("CARGO_MANIFEST_DIR"))
+                    .unwrap_or(&files[n].0)
+                    .display()
+                    .to_string()
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     let mut report = Vec::new();
     let mut checked = 0;
     for list in List::ALL {
@@ -89,25 +123,33 @@ fn every_model_entry_is_exercised_by_a_fixture_and_matters_there() {
                 using.iter().any(|&n| findings(&files[n].1) != baseline[n])
             });
             if !matters {
-                let names: Vec<String> = using
-                    .iter()
-                    .take(3)
-                    .map(|&n| {
-                        files[n]
-                            .0
-                            .strip_prefix(env!("CARGO_MANIFEST_DIR"))
-                            .unwrap_or(&files[n].0)
-                            .display()
-                            .to_string()
-                    })
-                    .collect();
                 report.push(format!(
                     "{} `{}` ({}): used by {} fixture(s) ({}), but none reports anything else without it",
                     list.key(),
                     entry.text,
                     entry.file,
                     using.len(),
-                    names.join(", ")
+                    fixture_names(using)
+                ));
+            }
+        }
+    }
+    // Every policy entry, each of its steps and each root's own effect.
+    for (i, (policy, file)) in policies.iter().enumerate() {
+        for (part, what) in policy.parts().iter().enumerate() {
+            checked += 1;
+            let Some(using) = policy_users.get(&(i, part)) else {
+                report.push(format!("policies {what} ({file}): no fixture uses it"));
+                continue;
+            };
+            let matters = Models::without_policy(i, part, || {
+                using.iter().any(|&n| findings(&files[n].1) != baseline[n])
+            });
+            if !matters {
+                report.push(format!(
+                    "policies {what} ({file}): used by {} fixture(s) ({}), but none reports anything else without it",
+                    using.len(),
+                    fixture_names(using)
                 ));
             }
         }

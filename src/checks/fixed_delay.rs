@@ -20,7 +20,10 @@ pub(super) fn check(site: &RetrySite, cx: &mut Context<'_>) {
                 continue;
             }
             site.policy
-                .map_or("waits the same time before every attempt", |a| a.fixed)
+                .as_ref()
+                .map_or("waits the same time before every attempt", |a| {
+                    a.fixed.as_str()
+                })
         } else if falls_back_to_fixed(delay) {
             "when the server sends no wait hint, waits the same time before every attempt"
         } else {

@@ -38,7 +38,11 @@ pub(super) fn check(site: &RetrySite, cx: &mut Context<'_>) {
         Rule::NoDelay,
         label(
             site.head,
-            "retries immediately, with no wait between attempts",
+            site.policy
+                .as_ref()
+                .map_or("retries immediately, with no wait between attempts", |a| {
+                    a.immediate.as_str()
+                }),
         ),
         secondary,
         Vec::new(),

@@ -8,8 +8,8 @@ pub(super) fn check(site: &RetrySite, cx: &mut Context<'_>) {
     if site.kind == SiteKind::Helper || site.bound != Bound::Unbounded {
         return;
     }
-    let primary = match (site.kind, site.policy) {
-        (SiteKind::Policy, Some(advice)) => label(site.head, advice.bound),
+    let primary = match (site.kind, &site.policy) {
+        (SiteKind::Policy, Some(advice)) => label(site.head, advice.bound.as_str()),
         (SiteKind::Policy, None) => label(
             site.head,
             "this policy never runs out: nothing limits its attempts or the time they take",

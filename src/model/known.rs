@@ -14,6 +14,7 @@ use std::sync::OnceLock;
 use serde::Deserialize;
 use toml::Spanned;
 
+use super::policy_model::PolicyModel;
 use super::Extensions;
 
 /// The model files, with the name they are shown under.
@@ -38,6 +39,10 @@ pub const MODEL_FILES: &[(&str, &str)] = &[
     (
         "models/strategies.toml",
         include_str!("../../models/strategies.toml"),
+    ),
+    (
+        "models/policies.toml",
+        include_str!("../../models/policies.toml"),
     ),
 ];
 
@@ -152,6 +157,9 @@ pub struct RawExtensions {
     every_error_runners: Vec<Spanned<String>>,
     #[serde(default)]
     block_macros: Vec<Spanned<String>>,
+    /// Retry crates' policies (`[[policies]]`).
+    #[serde(default)]
+    policies: Vec<super::policy_model::RawPolicy>,
 }
 
 impl RawExtensions {
@@ -178,7 +186,7 @@ impl RawExtensions {
     /// is the byte range of the bad entry in its file and why.
     ///
     /// # Errors
-    /// An entry that is not a Rust path.
+    /// An entry that is not a Rust path, or a policy that is not valid.
     pub fn check(&self) -> Result<Extensions, (Range<usize>, String)> {
         let mut ext = Extensions::default();
         for list in List::ALL {
@@ -197,12 +205,15 @@ impl RawExtensions {
             }
             *ext.list_mut(list) = entries;
         }
+        for policy in &self.policies {
+            ext.policies.push(policy.check()?);
+        }
         Ok(ext)
     }
 }
 
 /// A path (`a::b::c`, `::a`, `c`) of identifiers.
-fn is_rust_path(text: &str) -> bool {
+pub(super) fn is_rust_path(text: &str) -> bool {
     let body = text.strip_prefix("::").unwrap_or(text);
     !body.is_empty()
         && body.split("::").all(|segment| {
@@ -229,6 +240,9 @@ pub struct Entry {
 #[derive(Debug)]
 pub struct Models {
     lists: Vec<Vec<Entry>>,
+    /// Retry crates' policies, each with the file it is written in and a record of which of
+    /// its parts (see [`PolicyModel::parts`]) decided something.
+    policies: Vec<(PolicyModel, &'static str, Vec<AtomicBool>)>,
 }
 
 /// An entry the analysis must not see (see [`Models::without`]): `list << 32 | index`, plus
@@ -237,6 +251,11 @@ static DISABLED: AtomicU64 = AtomicU64::new(0);
 
 fn disabled_code(list: List, i: usize) -> u64 {
     ((list.index() as u64) << 32 | i as u64) + 1
+}
+
+/// The code of part `part` of policy `i` (beyond every list's).
+fn disabled_policy_code(i: usize, part: usize) -> u64 {
+    ((List::ALL.len() as u64 + 1) << 32 | (i as u64) << 16 | part as u64) + 1
 }
 
 /// The built-in models, read once.
@@ -259,6 +278,7 @@ impl Models {
     /// The file, line and reason of the first entry or key that is not valid.
     pub fn load(files: &[(&'static str, &str)]) -> Result<Models, String> {
         let mut lists: Vec<Vec<Entry>> = List::ALL.iter().map(|_| Vec::new()).collect();
+        let mut policies = Vec::new();
         for (file, text) in files {
             let raw: RawExtensions = toml::from_str(text).map_err(|e| format!("{file}: {e}"))?;
             let ext = raw.check().map_err(|(span, why)| {
@@ -279,8 +299,16 @@ impl Models {
                     });
                 }
             }
+            for policy in ext.policies {
+                let hits = policy
+                    .parts()
+                    .iter()
+                    .map(|_| AtomicBool::new(false))
+                    .collect();
+                policies.push((policy, *file, hits));
+            }
         }
-        Ok(Models { lists })
+        Ok(Models { lists, policies })
     }
 
     /// The entries of one list.
@@ -332,23 +360,64 @@ impl Models {
             .is_some_and(|e| e.hit.load(Ordering::Relaxed))
     }
 
+    /// The retry crates' policies, with the file each is written in.
+    pub fn policies(&self) -> impl Iterator<Item = (&PolicyModel, &'static str)> {
+        self.policies.iter().map(|(p, file, _)| (p, *file))
+    }
+
+    /// Whether part `part` of policy `i` may decide something (it is not disabled); if so, it
+    /// is recorded as used.
+    #[must_use]
+    pub fn policy_gate(&self, i: usize, part: usize) -> bool {
+        if DISABLED.load(Ordering::Relaxed) == disabled_policy_code(i, part) {
+            return false;
+        }
+        if let Some(hit) = self.policies.get(i).and_then(|(_, _, h)| h.get(part)) {
+            hit.store(true, Ordering::Relaxed);
+        }
+        true
+    }
+
+    /// Whether part `part` of policy `i` has decided something since the start (or
+    /// [`Models::forget`]).
+    #[must_use]
+    pub fn policy_part_used(&self, i: usize, part: usize) -> bool {
+        self.policies
+            .get(i)
+            .and_then(|(_, _, h)| h.get(part))
+            .is_some_and(|h| h.load(Ordering::Relaxed))
+    }
+
     /// Forgets which entries were used.
     pub fn forget(&self) {
         for entry in self.lists.iter().flatten() {
             entry.hit.store(false, Ordering::Relaxed);
         }
+        for hit in self.policies.iter().flat_map(|(_, _, h)| h) {
+            hit.store(false, Ordering::Relaxed);
+        }
+    }
+
+    /// Runs `f` with part `part` of policy `i` unknown to the analysis (see
+    /// [`Models::without`]).
+    pub fn without_policy<R>(i: usize, part: usize, f: impl FnOnce() -> R) -> R {
+        Self::without_code(disabled_policy_code(i, part), f)
     }
 
     /// Runs `f` with entry `i` of `list` unknown to the analysis, on every thread (for the test
     /// that each entry matters; not for concurrent use).
     pub fn without<R>(list: List, i: usize, f: impl FnOnce() -> R) -> R {
+        Self::without_code(disabled_code(list, i), f)
+    }
+
+    fn without_code<R>(code: u64, f: impl FnOnce() -> R) -> R {
         struct Restore(u64);
         impl Drop for Restore {
             fn drop(&mut self) {
                 DISABLED.store(self.0, Ordering::Relaxed);
             }
         }
-        let _restore = Restore(DISABLED.swap(disabled_code(list, i), Ordering::Relaxed));
+        let _restore = Restore(DISABLED.swap(code, Ordering::Relaxed));
         f()
     }
 }

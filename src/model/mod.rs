@@ -11,6 +11,7 @@ pub mod known;
 mod limits;
 mod names;
 mod policies;
+pub mod policy_model;
 mod policy_values;
 mod rewrite;
 mod scope;
@@ -25,7 +26,8 @@ mod verdicts;
 
 pub use limits::{param_source, strip_conversions};
 pub(crate) use names::is_retry_word;
-pub use policies::{may_have_policies, PolicyAdvice};
+pub use policies::may_have_policies;
+pub use policy_model::PolicyAdvice;
 pub use site::{extract, extract_in};
 pub use span::LineIndex;
 
@@ -65,6 +67,8 @@ pub struct Extensions {
     pub every_error_runners: Vec<String>,
     /// Macros whose body is a block of statements run as async code.
     pub block_macros: Vec<String>,
+    /// Retry crates' policies (`[[extend.policies]]`), tried before the built-in ones.
+    pub policies: Vec<policy_model::PolicyModel>,
 }
 
 impl Extensions {
@@ -286,7 +290,7 @@ pub struct RetrySite {
     /// The function the site is in.
     pub function: String,
     /// For a crate's policy: how to fix it in that crate's terms.
-    pub policy: Option<PolicyAdvice>,
+    pub policy: Option<std::sync::Arc<PolicyAdvice>>,
     /// Some failure goes round again without being picked out as one kind of error (any `Err`,
     /// or a status): a blind resend, not a deliberate re-run of one condition (a name collision,
     /// a stale pooled connection).
@@ -381,7 +385,7 @@ impl RetrySite {
         bound: Bound,
         delays: Vec<Delay>,
         function: String,
-        advice: Option<PolicyAdvice>,
+        advice: Option<std::sync::Arc<PolicyAdvice>>,
         blind: bool,
     ) -> Self {
         RetrySite {

@@ -1,27 +1,22 @@
-//! Retry policies built with retry crates, as retry sites: what a builder chain or struct literal
-//! of backon, backoff, tokio-retry(2), retry, again or tryhard says about the bound, the delay's
-//! growth, its cap and its jitter, with each crate's defaults.
+//! Retry policies built with retry crates, as retry sites: the builder chains and struct literals
+//! that `models/policies.toml` (and a team's `[[extend.policies]]`) describe are found here and
+//! read by [`PolicyModel::read`]: the bound, the delay's growth, its cap and its jitter, with
+//! each crate's defaults. The grammar of two attribute macros (backon-macros' `#[backon]`,
+//! retrying's `#[retry]`) is read here too.
+
+use std::sync::Arc;
 
 use syn::visit::Visit;
-use syn::{Expr, Lit};
+use syn::Expr;
 
+use super::known;
 use super::names;
+use super::policy_model::{Args, PolicyAdvice, PolicyModel, Reading};
 use super::scope::FileScope;
 use super::span::LineIndex;
 use super::values::{place_key, Locals};
 use super::{Bound, BoundKind, Delay, DelayKind, RetrySite, StatusRetry, StatusSet};
 use crate::diagnostic::Span;
-
-/// How to fix a policy of one crate, per defect (label texts).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PolicyAdvice {
-    pub crate_name: &'static str,
-    pub bound: &'static str,
-    pub jitter: &'static str,
-    pub cap: &'static str,
-    pub fixed: &'static str,
-    pub immediate: &'static str,
-}
 
 /// One step of a builder chain: a method and its arguments.
 struct Step<'a> {
@@ -36,451 +31,120 @@ struct Chain<'a> {
     steps: Vec<Step<'a>>,
 }
 
-impl Chain<'_> {
-    fn has(&self, name: &str) -> bool {
-        self.steps.iter().any(|s| s.name == name)
-    }
-
-    fn has_any(&self, names: &[&str]) -> bool {
-        self.steps.iter().any(|s| names.contains(&s.name.as_str()))
-    }
-
-    fn step(&self, name: &str) -> Option<&Step<'_>> {
-        self.steps.iter().rev().find(|s| s.name == name)
-    }
-
-    fn root_is(&self, ty: &str, ctor: &[&str]) -> bool {
-        let n = self.root.len();
-        n >= 2 && self.root[n - 2] == ty && ctor.contains(&self.root[n - 1].as_str())
-    }
-
-    fn rooted_in(&self, krate: &str) -> bool {
-        self.root.first().is_some_and(|r| r == krate)
-    }
-}
-
 /// What a policy amounts to.
 struct Facts {
-    advice: PolicyAdvice,
+    advice: Arc<PolicyAdvice>,
     unbounded: bool,
     kind: Option<DelayKind>,
     jitter: bool,
     capped: bool,
-    /// Base delay (ms) and growth per attempt, with the attempt limit, when written.
+    /// The longest wait, when it has no cap.
     longest_secs: Option<f64>,
 }
 
-const BACKON: PolicyAdvice = PolicyAdvice {
-    crate_name: "backon",
-    bound: "`without_max_times()` retries for ever: keep `with_max_times(n)` or set `with_total_delay(..)`",
-    jitter: "backon's builders have jitter off by default: call `.with_jitter()`",
-    cap: "`without_max_delay()` lets the wait grow without end: keep `with_max_delay(..)`",
-    fixed: "`ConstantBuilder` waits the same time every attempt: use `ExponentialBuilder` with `.with_jitter()`",
-    immediate: "no wait between attempts",
-};
+impl Facts {
+    fn of(reading: &Reading, advice: &Arc<PolicyAdvice>) -> Facts {
+        Facts {
+            advice: Arc::clone(advice),
+            unbounded: reading.unbounded,
+            kind: reading.delay,
+            jitter: reading.jitter,
+            capped: reading.capped,
+            longest_secs: reading.longest_secs,
+        }
+    }
+}
 
-const BACKOFF: PolicyAdvice = PolicyAdvice {
-    crate_name: "backoff",
-    bound: "`max_elapsed_time: None` retries for ever, and backoff has no attempt cap: set `max_elapsed_time`",
-    jitter: "`randomization_factor` 0 removes backoff's jitter: keep the default 0.5",
-    cap: "no `max_interval`: set one",
-    fixed: "`Constant` waits the same time every attempt (and never stops): use `ExponentialBackoff`",
-    immediate: "no wait between attempts",
-};
+/// A chain's arguments as the policy models read them: numbers (ms for durations) by the
+/// file's estimator, parameters of the enclosing function as the callers' choice.
+struct ChainArgs<'c, 'a> {
+    scope: &'c FileScope<'a>,
+    locals: &'c Locals<'a>,
+}
 
-const TOKIO_RETRY: PolicyAdvice = PolicyAdvice {
-    crate_name: "tokio-retry",
-    bound: "this strategy is an endless iterator: add `.take(n)`",
-    jitter: "no jitter: add `.map(jitter)` before `.take(n)`",
-    cap: "the delay grows without end: add `.max_delay(..)`",
-    fixed: "`FixedInterval` waits the same time every attempt: use `ExponentialBackoff` with `.map(jitter)`",
-    immediate: "no wait between attempts",
-};
+impl<'a> Args<'a> for ChainArgs<'_, 'a> {
+    fn number(&self, e: &'a Expr) -> Option<f64> {
+        let facts = super::values::LoopFacts::default();
+        let est = super::estimate::Estimator {
+            file: self.scope,
+            locals: self.locals,
+            facts: &facts,
+            env: std::collections::HashMap::new(),
+        };
+        est.eval(e)
+    }
 
-const RETRY: PolicyAdvice = PolicyAdvice {
-    crate_name: "retry",
-    bound: "this delay iterator never ends: add `.take(n)`",
-    jitter: "no jitter: add `.map(retry::delay::jitter)`",
-    cap: "the delay grows without end: cap it (`.map(|d| d.min(max))`)",
-    fixed: "`Fixed` waits the same time every attempt: use `Exponential` with `.map(jitter)`",
-    immediate: "`NoDelay` retries at once",
-};
+    fn is_callers_choice(&self, e: &'a Expr) -> bool {
+        place_key(e).is_some_and(|k| self.locals.params.contains(&k))
+    }
 
-const TRYHARD: PolicyAdvice = PolicyAdvice {
-    crate_name: "tryhard",
-    bound: "unbounded",
-    jitter: "tryhard's backoffs have no jitter: use `.custom_backoff(..)` with a random factor",
-    cap: "the delay grows without end: add `.max_delay(..)`",
-    fixed: "`fixed_backoff` waits the same time every attempt",
-    immediate: "`retries(n)` without a backoff retries at once: add `.exponential_backoff(..)`",
-};
+    fn text(&self, e: &'a Expr) -> String {
+        names::text(e).replace(' ', "")
+    }
+}
 
-const AGAIN: PolicyAdvice = PolicyAdvice {
-    crate_name: "again",
-    bound: "unbounded",
-    jitter: "again's policies have jitter off by default: call `.with_jitter(true)`",
-    cap: "the delay grows without end: call `.with_max_delay(..)`",
-    fixed: "`RetryPolicy::fixed` waits the same time every attempt",
-    immediate: "no wait between attempts",
-};
-
-fn arg_ms(scope: &FileScope<'_>, locals: &Locals<'_>, e: Option<&&Expr>) -> Option<f64> {
-    let facts = super::values::LoopFacts::default();
-    let est = super::estimate::Estimator {
-        file: scope,
-        locals,
-        facts: &facts,
-        env: std::collections::HashMap::new(),
-    };
-    e.and_then(|e| est.eval(e))
+/// The policies a path may start: a team's (`[extend]`) first, then the built-in models, each
+/// with the gate that records (and may disable) its parts.
+fn each_policy<'m>(
+    scope: &'m FileScope<'_>,
+) -> impl Iterator<Item = (&'m PolicyModel, Box<dyn Fn(usize) -> bool + 'm>)> {
+    let models = known::builtin();
+    let team = scope
+        .ext
+        .policies
+        .iter()
+        .map(|p| (p, Box::new(|_| true) as Box<dyn Fn(usize) -> bool>));
+    let builtin = models.policies().enumerate().map(move |(i, (p, _))| {
+        (
+            p,
+            Box::new(move |part| models.policy_gate(i, part)) as Box<dyn Fn(usize) -> bool>,
+        )
+    });
+    team.chain(builtin)
 }
 
 /// Reads one chain. `None`: not a policy of a crate we know.
 fn facts_of(chain: &Chain<'_>, scope: &FileScope<'_>, locals: &Locals<'_>) -> Option<Facts> {
-    let ms = |e: Option<&&Expr>| arg_ms(scope, locals, e);
-    // backon
-    for (ty, kind) in [
-        ("ExponentialBuilder", DelayKind::Growing),
-        ("FibonacciBuilder", DelayKind::Growing),
-        ("ConstantBuilder", DelayKind::Constant),
-    ] {
-        if chain.root_is(ty, &["default", "new"]) {
-            let unbounded = chain.has("without_max_times") && !chain.has("with_total_delay");
-            let capped = !chain.has("without_max_delay");
-            let longest = if capped {
-                None
-            } else if unbounded {
-                Some(f64::INFINITY)
-            } else {
-                // min_delay (1 s) doubling over max_times (3) attempts.
-                let min = chain
-                    .step("with_min_delay")
-                    .map_or(Some(1000.0), |s| ms(s.args.first()));
-                let times = chain
-                    .step("with_max_times")
-                    .map_or(Some(3.0), |s| ms(s.args.first()));
-                let factor = chain
-                    .step("with_factor")
-                    .map_or(Some(2.0), |s| ms(s.args.first()));
-                match (min, times, factor) {
-                    (Some(m), Some(t), Some(f)) => Some(m * f.powf(t) / 1000.0),
-                    _ => None,
-                }
-            };
-            return Some(Facts {
-                advice: BACKON,
-                unbounded,
-                kind: Some(kind),
-                jitter: chain.has("with_jitter"),
-                capped,
-                longest_secs: longest,
-            });
-        }
-    }
-    // tokio-retry / tokio-retry2 / retry: strategies are iterators.
-    let iter_crate = if chain.rooted_in("tokio_retry") || chain.rooted_in("tokio_retry2") {
-        Some(TOKIO_RETRY)
-    } else if chain.rooted_in("retry") {
-        Some(RETRY)
-    } else {
-        None
-    };
-    let iter_kind = if chain.root_is("ExponentialBackoff", &["from_millis"])
-        || chain.root_is("FibonacciBackoff", &["from_millis"])
-        || chain.root_is("ExponentialFactorBackoff", &["from_millis"])
-        || chain.root_is("LinearBackoff", &["from_millis", "new"])
-        || chain.root_is("Exponential", &["from_millis"])
-        || chain.root_is("Fibonacci", &["from_millis"])
-    {
-        Some(DelayKind::Growing)
-    } else if chain.root_is("FixedInterval", &["from_millis", "new"])
-        || chain.root_is("Fixed", &["from_millis"])
-    {
-        Some(DelayKind::Constant)
-    } else if chain.root_is("NoDelay", &["new"])
-        || chain.root.last().is_some_and(|l| l == "NoDelay")
-    {
-        None
-    } else {
-        return facts_of_other(chain, scope, locals);
-    };
-    let advice = iter_crate.unwrap_or(TOKIO_RETRY);
-    let take = chain.step("take").and_then(|s| ms(s.args.first()));
-    // tokio-retry2's `max_interval`/`max_duration` limit the total time, not one wait.
-    let total_ms = chain
-        .step("max_interval")
-        .or_else(|| chain.step("max_duration"))
-        .and_then(|s| ms(s.args.first()));
-    let unbounded = !chain.has_any(&["take", "take_while", "max_interval", "max_duration"]);
-    let capped = chain.has_any(&["max_delay", "max_delay_millis"]);
-    let jitter = chain
+    let args = ChainArgs { scope, locals };
+    let steps: Vec<(&str, Vec<&Expr>)> = chain
         .steps
         .iter()
-        .any(|s| s.name == "map" && s.args.iter().any(|a| names::text(a).contains("jitter")));
-    // `.take(max_retries)` with the enclosing function's parameter: the callers choose how many
-    // waits, so a growth without a cap has no end.
-    let caller_count = take.is_none()
-        && chain
-            .step("take")
-            .and_then(|s| s.args.first())
-            .and_then(|a| place_key(a))
-            .is_some_and(|k| locals.params.contains(&k));
-    let longest = if iter_kind == Some(DelayKind::Growing) && !capped {
-        if unbounded || caller_count {
-            Some(f64::INFINITY)
-        } else if let (None, Some(total)) = (take, total_ms) {
-            // Only a total budget: one wait can take most of it.
-            Some(total / 1000.0)
-        } else {
-            let base = ms(chain.ctor_args.first());
-            let factor = chain
-                .step("factor")
-                .map_or(Some(1.0), |s| ms(s.args.first()));
-            match (base, take, factor) {
-                // retry's `Exponential`: base * 2^n.
-                (Some(b), Some(n), _) if advice == RETRY => Some(b * 2f64.powf(n) / 1000.0),
-                // tokio-retry2's `ExponentialFactorBackoff::from_millis(b, f)`: b * f^n.
-                (Some(b), Some(n), _)
-                    if chain
-                        .root
-                        .last()
-                        .is_some_and(|l| l == "ExponentialFactorBackoff") =>
-                {
-                    let f = ms(chain.ctor_args.get(1)).unwrap_or(2.0);
-                    Some(b * f.powf(n) / 1000.0)
-                }
-                // tokio-retry's `ExponentialBackoff::from_millis(b)`: b, b^2, b^3, ... (times `factor`).
-                (Some(b), Some(n), Some(f)) => Some(b.powf(n) * f / 1000.0),
-                _ => None,
-            }
+        .map(|s| (s.name.as_str(), s.args.clone()))
+        .collect();
+    each_policy(scope).find_map(|(policy, gate)| {
+        if policy.literal || policy.attribute {
+            return None;
         }
-    } else {
-        None
-    };
-    Some(Facts {
-        advice,
-        unbounded,
-        kind: iter_kind,
-        jitter,
-        capped,
-        longest_secs: longest,
+        let root = policy.root_of(&chain.root)?;
+        let reading = policy.read(root, &chain.ctor_args, &steps, &args, &*gate)?;
+        Some(Facts::of(&reading, &policy.advice))
     })
 }
 
-const RETRY_POLICIES: PolicyAdvice = PolicyAdvice {
-    crate_name: "retry-policies",
-    bound: "unbounded",
-    jitter: "`Jitter::None` turns off retry-policies' default full jitter: keep `Jitter::Full`",
-    cap: "the default cap is 30 minutes: set `retry_bounds(min, max)` with a max of seconds",
-    fixed: "the wait does not grow",
-    immediate: "no wait between attempts",
-};
-
-const RETRYING: PolicyAdvice = PolicyAdvice {
-    crate_name: "retrying",
-    bound: "no `stop`: retried until it succeeds; add `stop = attempts(n)`",
-    jitter: "`wait = exponential(..)` has no jitter: use `wait = random(..)` or jitter by hand",
-    cap: "the exponential wait's default max is an hour: set `max = ..` in seconds",
-    fixed: "`wait = fixed(..)` waits the same time every attempt",
-    immediate: "no `wait`: the attempts follow each other at once",
-};
-
-/// backoff's builder and tryhard / again / retry-policies policies.
-fn facts_of_other(chain: &Chain<'_>, scope: &FileScope<'_>, locals: &Locals<'_>) -> Option<Facts> {
-    let ms = |e: Option<&&Expr>| arg_ms(scope, locals, e);
-    // retry-policies / reqwest-retry: ExponentialBackoff::builder()...build_with_*(..)
-    if chain.root_is("ExponentialBackoff", &["builder"]) {
-        let jitter = !chain.step("jitter").is_some_and(|s| {
-            s.args
-                .first()
-                .is_some_and(|a| names::text(a).contains("None"))
-        });
-        // Default bounds: 1 s doubling, capped at 30 minutes.
-        let max_ms = chain
-            .step("retry_bounds")
-            .and_then(|s| ms(s.args.get(1)))
-            .unwrap_or(30.0 * 60_000.0);
-        let min_ms = chain
-            .step("retry_bounds")
-            .and_then(|s| ms(s.args.first()))
-            .unwrap_or(1000.0);
-        let longest = if let Some(n) = chain
-            .step("build_with_max_retries")
-            .and_then(|s| ms(s.args.first()))
-        {
-            Some((min_ms * 2f64.powf((n - 1.0).max(0.0))).min(max_ms) / 1000.0)
-        } else {
-            chain
-                .step("build_with_total_retry_duration")
-                .and_then(|s| ms(s.args.first()))
-                .map(|total| total.min(max_ms) / 1000.0)
-        };
-        return Some(Facts {
-            advice: RETRY_POLICIES,
-            unbounded: false,
-            kind: Some(DelayKind::Growing),
-            jitter,
-            // A cap of a minute or less is a cap; the 30-minute default is not.
-            capped: max_ms <= 60_000.0,
-            longest_secs: longest,
-        });
-    }
-    // backoff: ExponentialBackoffBuilder::new()...build()
-    if chain.root_is("ExponentialBackoffBuilder", &["new", "default"]) {
-        let unbounded = chain
-            .step("with_max_elapsed_time")
-            .is_some_and(|s| s.args.first().is_some_and(|a| is_none(a)));
-        let jitter = !chain
-            .step("with_randomization_factor")
-            .is_some_and(|s| s.args.first().is_some_and(|a| is_zero(a)));
-        return Some(Facts {
-            advice: BACKOFF,
-            unbounded,
-            kind: Some(DelayKind::Growing),
-            jitter,
-            capped: true,
-            longest_secs: None,
-        });
-    }
-    if chain.root_is("Constant", &["new"]) && chain.root.iter().any(|s| s == "backoff") {
-        return Some(Facts {
-            advice: BACKOFF,
-            unbounded: true,
-            kind: Some(DelayKind::Constant),
-            jitter: false,
-            capped: true,
-            longest_secs: None,
-        });
-    }
-    // tryhard: retry_fn(f).retries(n)[.exponential_backoff(d)|...] or RetryFutureConfig::new(n)
-    let tryhard_config = chain.root_is("RetryFutureConfig", &["new"]);
-    if (chain.root.last().is_some_and(|l| l == "retry_fn") && chain.has("retries"))
-        || tryhard_config
-    {
-        let retries = if tryhard_config {
-            ms(chain.ctor_args.first())
-        } else {
-            chain.step("retries").and_then(|s| ms(s.args.first()))
-        };
-        let (kind, jitter) = if chain.has_any(&["exponential_backoff", "linear_backoff"]) {
-            (Some(DelayKind::Growing), false)
-        } else if chain.has("fixed_backoff") {
-            (Some(DelayKind::Constant), false)
-        } else if chain.has("custom_backoff") {
-            (Some(DelayKind::Unknown), false)
-        } else {
-            (None, false)
-        };
-        let capped = chain.has("max_delay");
-        let longest = chain
-            .step("exponential_backoff")
-            .and_then(|s| ms(s.args.first()))
-            .zip(retries)
-            .filter(|_| !capped)
-            .map(|(base, n)| base * 2f64.powf((n - 1.0).max(0.0)) / 1000.0);
-        return Some(Facts {
-            advice: TRYHARD,
-            unbounded: false,
-            kind,
-            jitter,
-            capped,
-            longest_secs: longest,
-        });
-    }
-    // again: RetryPolicy::exponential(d) / ::fixed(d)
-    if chain.root_is("RetryPolicy", &["exponential", "fixed"]) {
-        let growing = chain.root.last().is_some_and(|l| l == "exponential");
-        let jitter = chain
-            .step("with_jitter")
-            .is_some_and(|s| s.args.first().is_some_and(|a| !is_false(a)));
-        let capped = !growing || chain.has("with_max_delay");
-        let retries = chain
-            .step("with_max_retries")
-            .map_or(Some(5.0), |s| ms(s.args.first()));
-        let longest = ms(chain.ctor_args.first())
-            .zip(retries)
-            .filter(|_| !capped)
-            .map(|(base, n)| base * 2f64.powf((n - 1.0).max(0.0)) / 1000.0);
-        return Some(Facts {
-            advice: AGAIN,
-            unbounded: false,
-            kind: Some(if growing {
-                DelayKind::Growing
-            } else {
-                DelayKind::Constant
-            }),
-            jitter,
-            capped,
-            longest_secs: longest,
-        });
-    }
-    // again's free functions use its default policy: 1 s doubling, 5 retries, no jitter.
-    if chain.root.first().is_some_and(|r| r == "again")
-        && matches!(
-            chain.root.last().map(String::as_str),
-            Some("retry" | "retry_if")
-        )
-    {
-        return Some(Facts {
-            advice: AGAIN,
-            unbounded: false,
-            kind: Some(DelayKind::Growing),
-            jitter: false,
-            capped: true,
-            longest_secs: None,
-        });
-    }
-    None
-}
-
-fn is_none(e: &Expr) -> bool {
-    matches!(e, Expr::Path(p) if p.path.is_ident("None"))
-}
-
-fn is_zero(e: &Expr) -> bool {
-    matches!(e, Expr::Lit(l) if matches!(&l.lit, Lit::Float(f) if f.base10_parse::<f64>().is_ok_and(|v| v == 0.0))
-        || matches!(&l.lit, Lit::Int(i) if i.base10_digits() == "0"))
-}
-
-fn is_false(e: &Expr) -> bool {
-    matches!(e, Expr::Lit(l) if matches!(&l.lit, Lit::Bool(b) if !b.value))
-}
-
-/// backoff's struct literal: `ExponentialBackoff { max_elapsed_time: None, .. }`.
-fn struct_facts(s: &syn::ExprStruct, scope: &FileScope<'_>) -> Option<Facts> {
+/// A struct literal of a policy type (backoff's `ExponentialBackoff { max_elapsed_time: None,
+/// .. }`): its fields are read as the policy's steps.
+fn struct_facts(s: &syn::ExprStruct, scope: &FileScope<'_>, locals: &Locals<'_>) -> Option<Facts> {
     let full = scope.resolve(&s.path);
-    if full.last().map(String::as_str) == Some("Zero") && full.iter().any(|p| p == "backoff") {
-        // backoff's `Zero`: no wait, never stops.
-        return Some(Facts {
-            advice: BACKOFF,
-            unbounded: true,
-            kind: None,
-            jitter: false,
-            capped: true,
-            longest_secs: None,
-        });
-    }
-    if full.last().map(String::as_str) != Some("ExponentialBackoff") {
-        return None;
-    }
-    let field = |name: &str| {
-        s.fields.iter().find_map(|f| match &f.member {
-            syn::Member::Named(n) if n == name => Some(&f.expr),
-            _ => None,
+    let args = ChainArgs { scope, locals };
+    let fields: Vec<(String, Vec<&Expr>)> = s
+        .fields
+        .iter()
+        .filter_map(|f| match &f.member {
+            syn::Member::Named(n) => Some((n.to_string(), vec![&f.expr])),
+            syn::Member::Unnamed(_) => None,
         })
-    };
-    let unbounded = field("max_elapsed_time").is_some_and(is_none);
-    let jitter = !field("randomization_factor").is_some_and(is_zero);
-    // `max_interval: Duration::MAX` is no cap; the 15-minute elapsed-time default lets a wait
-    // grow well past a minute.
-    let capped = !field("max_interval").is_some_and(|e| names::text(e).contains("MAX"));
-    Some(Facts {
-        advice: BACKOFF,
-        unbounded,
-        kind: Some(DelayKind::Growing),
-        jitter,
-        capped,
-        longest_secs: (!capped).then_some(if unbounded { f64::INFINITY } else { 900.0 }),
+        .collect();
+    let steps: Vec<(&str, Vec<&Expr>)> = fields
+        .iter()
+        .map(|(n, a)| (n.as_str(), a.clone()))
+        .collect();
+    each_policy(scope).find_map(|(policy, gate)| {
+        if !policy.literal || policy.attribute {
+            return None;
+        }
+        let root = policy.root_of(&full)?;
+        let reading = policy.read(root, &[], &steps, &args, &*gate)?;
+        Some(Facts::of(&reading, &policy.advice))
     })
 }
 
@@ -540,6 +204,69 @@ fn is_run_method(name: &str) -> bool {
     )
 }
 
+/// backon-macros' `#[backon(backoff = .., ..)]`: the builder given (a chain written there, or a
+/// function of this file that returns one), else `ExponentialBuilder::default()`, read as a
+/// backon chain. `None` for a builder made elsewhere.
+fn backon_attribute(a: &syn::Attribute, scope: &FileScope<'_>) -> Option<Facts> {
+    let pairs = a
+        .parse_args_with(
+            syn::punctuated::Punctuated::<syn::MetaNameValue, syn::Token![,]>::parse_terminated,
+        )
+        .ok();
+    let given = pairs
+        .iter()
+        .flatten()
+        .find(|p| p.path.is_ident("backoff"))
+        .map(|p| p.value.clone());
+    let Some(value) = given else {
+        let chain = Chain {
+            root: ["backon", "ExponentialBuilder", "default"]
+                .map(str::to_owned)
+                .to_vec(),
+            ctor_args: Vec::new(),
+            steps: Vec::new(),
+        };
+        return facts_of(&chain, scope, &Locals::default());
+    };
+    if let Expr::Path(p) = &value {
+        let name = p.path.segments.last()?.ident.to_string();
+        let Some(g) = scope.function(&name).filter(|_| p.path.segments.len() == 1) else {
+            // A constructor named, not called (`backoff = ConstantBuilder::default`).
+            let chain = Chain {
+                root: scope.resolve(&p.path),
+                ctor_args: Vec::new(),
+                steps: Vec::new(),
+            };
+            return facts_of(&chain, scope, &Locals::default());
+        };
+        let syn::Stmt::Expr(tail, None) = g.block.stmts.last()? else {
+            return None;
+        };
+        let locals = Locals::of_fn(&g);
+        let chain = chain_of(tail, scope, &locals, 0)?;
+        return facts_of(&chain, scope, &locals);
+    }
+    let locals = Locals::default();
+    let chain = chain_of(&value, scope, &locals, 0)?;
+    facts_of(&chain, scope, &locals)
+}
+
+/// The advice of an attribute macro's policy entry (`attribute = true`) that a resolved
+/// attribute path names.
+fn attribute_advice(full: &[String]) -> Option<Arc<PolicyAdvice>> {
+    let models = known::builtin();
+    models
+        .policies()
+        .enumerate()
+        .find(|(i, (p, _))| {
+            p.attribute
+                && p.root_of(full).is_some_and(|r| {
+                    models.policy_gate(*i, 0) && models.policy_gate(*i, p.root_use_part(r))
+                })
+        })
+        .map(|(_, (p, _))| Arc::clone(&p.advice))
+}
+
 /// A retry attribute on a function: backon's `#[backon(..)]` and retrying's `#[retry(..)]`.
 #[must_use]
 pub fn attribute_site(
@@ -556,34 +283,11 @@ pub fn attribute_site(
         }
         let args = names::text(&a.meta).replace(' ', "");
         let facts = if last == Some("backon") {
-            // Default builder: `ExponentialBuilder::default` (jitter off). A builder made by a
-            // function of this file is read from its body; of another file, not at all.
-            let named = args
-                .split("backoff=")
-                .nth(1)
-                .and_then(|r| r.split([',', ')']).next())
-                .filter(|b| !b.contains("Builder"));
-            let args = match named {
-                Some(f) => match scope.function(f.rsplit("::").next().unwrap_or(f)) {
-                    Some(g) => names::text(g.block).replace(' ', ""),
-                    None => continue,
-                },
-                None => args,
-            };
-            let constant = args.contains("ConstantBuilder");
-            Facts {
-                advice: BACKON,
-                unbounded: args.contains("without_max_times"),
-                kind: Some(if constant {
-                    DelayKind::Constant
-                } else {
-                    DelayKind::Growing
-                }),
-                jitter: args.contains("with_jitter"),
-                capped: true,
-                longest_secs: None,
+            match backon_attribute(a, scope) {
+                Some(facts) => facts,
+                None => continue,
             }
-        } else if last == Some("retry") && full.first().is_some_and(|r| r == "retrying") {
+        } else if let Some(advice) = attribute_advice(&full) {
             let wait = if args.contains("wait=fixed") {
                 Some(DelayKind::Constant)
             } else if args.contains("wait=exponential") {
@@ -615,7 +319,7 @@ pub fn attribute_site(
                 .then(|| attempts.map(|n| (multiplier * 2f64.powf(n - 1.0)).min(max_secs)))
                 .flatten();
             Facts {
-                advice: RETRYING,
+                advice,
                 unbounded: !args.contains("stop="),
                 kind: wait,
                 jitter: wait == Some(DelayKind::Unknown),
@@ -630,29 +334,41 @@ pub fn attribute_site(
     None
 }
 
-/// Every policy recognised here is rooted in a path whose resolved segments include one of these
-/// (the crates' names, their policy types and builders); a resolved path is made of names
-/// written in the file (at the use or in its `use` declaration), so a file whose text contains
-/// none of them has no policy to find. Kept in step with `facts_of`, `facts_of_other`,
-/// `struct_facts` and `attribute_site` (checked by a test).
-const POLICY_WORDS: &[&str] = &[
-    "retry",
-    "Retry",
-    "backon",
-    "ackoff",
-    "Exponential",
-    "Fibonacci",
-    "Fixed",
-    "NoDelay",
-    "Constant",
-    "again",
-];
+/// The words one of which a file's text must contain for it to hold a policy: a resolved path
+/// is made of names written in the file (at the use or in its `use` declaration). From the
+/// models (`PolicyModel::words`: the crates an entry is within, or its roots' first segments),
+/// minimised (a word that contains another is dropped), plus what the code here knows itself:
+/// backon-macros' `#[backon]` and reqwest-retry's middleware.
+fn builtin_words() -> &'static [String] {
+    static WORDS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    WORDS.get_or_init(|| {
+        let mut words: Vec<String> = known::builtin()
+            .policies()
+            .flat_map(|(p, _)| p.words())
+            .chain(["backon", "RetryTransientMiddleware"])
+            .map(str::to_owned)
+            .collect();
+        words.sort_by_key(String::len);
+        let mut kept: Vec<String> = Vec::new();
+        for w in words {
+            if !kept.iter().any(|k| w.contains(k.as_str())) {
+                kept.push(w);
+            }
+        }
+        kept
+    })
+}
 
-/// Whether `text` may contain a retry crate's policy: a cheap test that lets most files skip the
-/// search. Never false for a file with a policy (see `POLICY_WORDS`).
+/// Whether `text` may contain a retry crate's policy (the built-in models' or a team's): a
+/// cheap test that lets most files skip the search. Never false for a file with a policy.
 #[must_use]
-pub fn may_have_policies(text: &str) -> bool {
-    POLICY_WORDS.iter().any(|w| text.contains(w))
+pub fn may_have_policies(text: &str, ext: &super::Extensions) -> bool {
+    builtin_words().iter().any(|w| text.contains(w.as_str()))
+        || ext
+            .policies
+            .iter()
+            .flat_map(PolicyModel::words)
+            .any(|w| text.contains(w))
 }
 
 /// Finds the policies of one function body.
@@ -906,7 +622,7 @@ impl<'a> Visit<'a> for Finder<'a, '_> {
                 syn::visit::visit_expr(self, e);
             }
             Expr::Struct(s) => {
-                if let Some(facts) = struct_facts(s, self.scope) {
+                if let Some(facts) = struct_facts(s, self.scope, self.locals) {
                     self.found.push((self.index.of(e), facts));
                 }
                 syn::visit::visit_expr(self, e);
@@ -969,62 +685,19 @@ fn site_of(span: Span, f: &Facts) -> RetrySite {
         },
         delays,
         String::new(),
-        Some(f.advice),
+        Some(Arc::clone(&f.advice)),
         true,
     )
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{may_have_policies, POLICY_WORDS};
-
-    /// The string literals this file compares a policy's root path with: the type or crate of
-    /// `root_is(..)` / `rooted_in(..)`, and every literal on a line that reads `.root` or a
-    /// struct literal's resolved path (`full`).
-    fn root_literals() -> Vec<String> {
-        let source = include_str!("policies.rs");
-        let tests = source.find("#[cfg(test)]").unwrap_or(source.len());
-        let mut out = Vec::new();
-        for line in source[..tests].lines() {
-            for call in ["root_is(\"", "rooted_in(\""] {
-                for (at, _) in line.match_indices(call) {
-                    let rest = &line[at + call.len()..];
-                    out.push(rest[..rest.find('"').unwrap_or(0)].to_owned());
-                }
-            }
-            let compares_root = line.contains(".root.")
-                || line.contains(".root\n")
-                || (line.contains("full.") && line.contains("Some(\""));
-            if compares_root && !line.contains("root_is(") {
-                out.extend(line.split('"').skip(1).step_by(2).map(str::to_owned));
-            }
-        }
-        out
-    }
-
-    #[test]
-    fn every_policy_root_is_caught_by_the_text_prefilter() {
-        let literals = root_literals();
-        assert!(
-            literals.len() >= 20,
-            "the extraction still works: {literals:?}"
-        );
-        // Checked only together with a root that has a policy word: `RetryPolicy::exponential`,
-        // the step `retries` of a chain rooted in `retry_fn`, `Zero` in a path with `backoff`.
-        let inside_another_root = ["exponential", "retries", "Zero"];
-        for literal in literals {
-            if inside_another_root.contains(&literal.as_str()) {
-                continue;
-            }
-            assert!(
-                POLICY_WORDS.iter().any(|w| literal.contains(w)),
-                "`{literal}` is compared with a policy's root but contains none of POLICY_WORDS"
-            );
-        }
-    }
+    use super::{builtin_words, may_have_policies};
+    use crate::model::Extensions;
 
     #[test]
     fn the_prefilter_passes_each_crate_and_skips_plain_code() {
+        let ext = Extensions::default();
         for text in [
             "use backon::ExponentialBuilder;",
             "let b = backoff::ExponentialBackoff { ..Default::default() };",
@@ -1033,12 +706,21 @@ mod tests {
             "let c = RetryFutureConfig::new(3);",
             "let p = again::RetryPolicy::exponential(d);",
             "again::retry(|| op())",
-            "use crate::prelude::*; let s = NoDelay.take(3);",
+            "use retry::delay::NoDelay; let s = NoDelay.take(3);",
+            "#[backon] async fn f() {}",
         ] {
-            assert!(may_have_policies(text), "{text}");
+            assert!(may_have_policies(text, &ext), "{text}");
         }
         assert!(!may_have_policies(
-            "fn add(a: u32, b: u32) -> u32 { for i in 0..b { let _ = i; } a + b }"
+            "fn add(a: u32, b: u32) -> u32 { for i in 0..b { let _ = i; } a + b }",
+            &ext
         ));
+        // Minimised: no word contains another.
+        let words = builtin_words();
+        for a in words {
+            for b in words {
+                assert!(a == b || !a.contains(b.as_str()), "{a} contains {b}");
+            }
+        }
     }
 }

@@ -97,7 +97,7 @@ pub fn extract_in(
         sites: Vec::new(),
         retrying_fns: Vec::new(),
         test_depth: usize::from(test_code),
-        may_have_policies: super::policies::may_have_policies(index.source()),
+        may_have_policies: super::policies::may_have_policies(index.source(), &scope.ext),
         called_from_sites: HashSet::new(),
         owner: None,
     };
