@@ -708,3 +708,58 @@ fn the_readme_examples_are_valid_and_its_error_is_real() {
         "the README shows the error as printed"
     );
 }
+
+/// The README's `[[extend.policies]]` example: a team's own retry builder is read like a retry
+/// crate's, with general advice where the entry gives none, and without the entry it is silent.
+#[test]
+fn a_teams_retry_builder_is_described_in_extend_policies() {
+    let dir = repo();
+    let entry = "[[extend.policies]]\ncrate = \"our-retry\"\nwithin = [\"our_retry\"]\n\
+                 roots = [\"Backoff::exponential\"]\ndelay = \"growing\"\njitter = false\n\
+                 capped = false\nlimited = false\nadvice.cap = \"call `.max_delay(..)`\"\n\
+                 [extend.policies.steps]\nmax_delay = { capped = true }\n\
+                 attempts = { limited = true, attempts = \"arg\" }\n\
+                 with_jitter = { jitter = true }\n";
+    let readme =
+        fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).expect("README.md");
+    assert!(readme.contains(entry), "the README shows this entry");
+    write(
+        dir.path(),
+        "src/lib.rs",
+        "use our_retry::Backoff;\n\
+         \n\
+         pub async fn forever(client: &Client) -> Result<Body, Error> {\n\
+         \x20   Backoff::exponential(Duration::from_millis(100)).run(|| client.get(\"/x\")).await\n\
+         }\n\
+         \n\
+         pub async fn tamed(client: &Client) -> Result<Body, Error> {\n\
+         \x20   Backoff::exponential(Duration::from_millis(100))\n\
+         \x20       .attempts(5)\n\
+         \x20       .max_delay(Duration::from_secs(10))\n\
+         \x20       .with_jitter()\n\
+         \x20       .run(|| client.get(\"/x\"))\n\
+         \x20       .await\n\
+         }\n",
+    );
+    let found = |run: &Run| -> Vec<String> {
+        run.stdout
+            .lines()
+            .map(|line| serde_json::from_str::<serde_json::Value>(line).expect("a JSON line"))
+            .map(|f| {
+                format!(
+                    "{} {} {}",
+                    f["line"],
+                    f["rule"].as_str().unwrap_or_default(),
+                    f["notes"]
+                )
+            })
+            .collect()
+    };
+    assert_eq!(found(&run(dir.path(), &["src"])), Vec::<String>::new());
+    write(dir.path(), "retry-audit.toml", entry);
+    let run = run(dir.path(), &["src"]);
+    let found = found(&run);
+    let rules: Vec<&str> = found.iter().map(|f| &f[..7]).collect();
+    assert_eq!(rules, ["4 RA001", "4 RA003", "4 RA007"], "{found:#?}");
+    assert!(found[2].contains("call `.max_delay(..)`"), "{}", found[2]);
+}
