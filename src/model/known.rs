@@ -206,7 +206,7 @@ impl RawExtensions {
             *ext.list_mut(list) = entries;
         }
         for policy in &self.policies {
-            ext.policies.push(policy.check()?);
+            ext.policies.push(policy.to_model()?);
         }
         Ok(ext)
     }

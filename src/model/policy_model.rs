@@ -535,7 +535,7 @@ impl RawPolicy {
     /// # Errors
     /// A root that is not a Rust path, an effect with an unknown key or value, a per-root
     /// effect for a root the entry does not list, or `requires` in a step.
-    pub fn check(&self) -> Result<PolicyModel, (Range<usize>, String)> {
+    pub fn to_model(&self) -> Result<PolicyModel, (Range<usize>, String)> {
         let mut roots = Vec::new();
         for r in &self.roots {
             if !super::known::is_rust_path(r.get_ref()) {
@@ -633,7 +633,7 @@ mod tests {
 
     fn policy(text: &str) -> PolicyModel {
         let raw: RawPolicy = toml::from_str(text).unwrap();
-        raw.check().unwrap()
+        raw.to_model().unwrap()
     }
 
     const DOUBLING: &str = r#"
@@ -695,13 +695,17 @@ jitter = [{ jitter = true }, { if-arg = "false", jitter = false }]
     fn bad_entries_say_what_is_wrong() {
         let bad_root = DOUBLING.replace("\"Doubling::new\"]", "\"Doubling new\"]");
         let raw: RawPolicy = toml::from_str(&bad_root).unwrap();
-        assert!(raw.check().unwrap_err().1.contains("not a Rust path"));
+        assert!(raw.to_model().unwrap_err().1.contains("not a Rust path"));
         let bad_step = DOUBLING.replace(
             "forever = { limited = false }",
             "forever = { limit = false }",
         );
         let raw: RawPolicy = toml::from_str(&bad_step).unwrap();
-        assert!(raw.check().unwrap_err().1.contains("unknown field `limit`"));
+        assert!(raw
+            .to_model()
+            .unwrap_err()
+            .1
+            .contains("unknown field `limit`"));
         let bad_num = DOUBLING.replace("factor = 2", "factor = \"two\"");
         assert!(toml::from_str::<RawPolicy>(&bad_num).is_err());
         let bad_requires = DOUBLING.replace(
@@ -709,7 +713,7 @@ jitter = [{ jitter = true }, { if-arg = "false", jitter = false }]
             "forever = { requires = [\"x\"] }",
         );
         let raw: RawPolicy = toml::from_str(&bad_requires).unwrap();
-        assert!(raw.check().unwrap_err().1.contains("belongs to a root"));
+        assert!(raw.to_model().unwrap_err().1.contains("belongs to a root"));
     }
 
     #[test]
