@@ -21,9 +21,8 @@ pub(super) fn check(site: &RetrySite, cx: &mut Context<'_>) {
             }
             site.policy
                 .as_ref()
-                .map_or("waits the same time before every attempt", |a| {
-                    a.fixed.as_str()
-                })
+                .and_then(|a| a.fixed.as_deref())
+                .unwrap_or("waits the same time before every attempt")
         } else if falls_back_to_fixed(delay) {
             "when the server sends no wait hint, waits the same time before every attempt"
         } else {

@@ -16,10 +16,12 @@ fn falls_back_without_jitter(delay: &Delay) -> bool {
 pub(super) fn check(site: &RetrySite, cx: &mut Context<'_>) {
     for delay in &site.delays {
         let text = if grows_without_jitter(delay) {
-            site.policy.as_ref().map_or(
-                "the wait grows, but clients that failed together still wait exactly as long",
-                |a| a.jitter.as_str(),
-            )
+            site.policy
+                .as_ref()
+                .and_then(|a| a.jitter.as_deref())
+                .unwrap_or(
+                    "the wait grows, but clients that failed together still wait exactly as long",
+                )
         } else if falls_back_without_jitter(delay) {
             "without a server hint the wait grows, but clients that failed together still wait exactly as long"
         } else {

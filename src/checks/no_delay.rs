@@ -40,9 +40,8 @@ pub(super) fn check(site: &RetrySite, cx: &mut Context<'_>) {
             site.head,
             site.policy
                 .as_ref()
-                .map_or("retries immediately, with no wait between attempts", |a| {
-                    a.immediate.as_str()
-                }),
+                .and_then(|a| a.immediate.as_deref())
+                .unwrap_or("retries immediately, with no wait between attempts"),
         ),
         secondary,
         Vec::new(),

@@ -8,15 +8,15 @@ pub(super) fn check(site: &RetrySite, cx: &mut Context<'_>) {
     if site.kind == SiteKind::Helper || site.bound != Bound::Unbounded {
         return;
     }
-    let primary = match (site.kind, &site.policy) {
-        (SiteKind::Policy, Some(advice)) => label(site.head, advice.bound.as_str()),
-        (SiteKind::Policy, None) => label(
+    let advice = site.policy.as_ref().and_then(|a| a.bound.as_deref());
+    let primary = match site.kind {
+        SiteKind::Policy => label(
             site.head,
-            "this policy never runs out: nothing limits its attempts or the time they take",
+            advice.unwrap_or(
+                "this policy never runs out: nothing limits its attempts or the time they take",
+            ),
         ),
-        (SiteKind::Recursion, _) => {
-            label(site.head, "calls itself again on failure, with no limit")
-        }
+        SiteKind::Recursion => label(site.head, "calls itself again on failure, with no limit"),
         _ => label(site.head, "nothing but success ends this loop"),
     };
     let mut secondary = Vec::new();

@@ -28,7 +28,7 @@ pub(super) fn check(site: &RetrySite, cx: &mut Context<'_>) {
                 format!("the wait grows {how_long}, with no maximum"),
             ),
             vec![site_label(site)],
-            site.policy.iter().map(|a| a.cap.clone()).collect(),
+            site.policy.iter().filter_map(|a| a.cap.clone()).collect(),
         );
     }
 }

@@ -15,31 +15,18 @@ use toml::Spanned;
 use super::DelayKind;
 
 /// How to fix a policy of one crate, per defect (label texts). A text left out (a team's own
-/// entry need not give them all) is a general one.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+/// entry need not give them all) leaves the check's own wording.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PolicyAdvice {
     /// The crate, as shown.
     #[serde(skip)]
     pub crate_name: String,
-    pub bound: String,
-    pub jitter: String,
-    pub cap: String,
-    pub fixed: String,
-    pub immediate: String,
-}
-
-impl Default for PolicyAdvice {
-    fn default() -> Self {
-        PolicyAdvice {
-            crate_name: String::new(),
-            bound: "this policy never stops: limit its attempts or its total time".to_owned(),
-            jitter: "no jitter: randomise each wait (full jitter)".to_owned(),
-            cap: "the wait grows without end: give it a maximum".to_owned(),
-            fixed: "the same wait every attempt: grow it exponentially, with jitter".to_owned(),
-            immediate: "this policy retries at once, with no wait".to_owned(),
-        }
-    }
+    pub bound: Option<String>,
+    pub jitter: Option<String>,
+    pub cap: Option<String>,
+    pub fixed: Option<String>,
+    pub immediate: Option<String>,
 }
 
 /// The wait a policy makes.
