@@ -70,12 +70,33 @@ pub struct Diagnostic {
     pub elsewhere: Vec<Elsewhere>,
 }
 
-/// A place in another file: its path (as the scan names it), 1-based line, and what is there.
+/// A place in another file: its path (as the scan names it), 1-based line and column (in
+/// characters), and what is there.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Elsewhere {
     pub path: String,
     pub line: usize,
+    pub column: usize,
     pub message: String,
+    /// The finding's note that says it in words (an index into [`Diagnostic::notes`]): the
+    /// formats that can point there attach the place to it.
+    pub note: usize,
+}
+
+impl Elsewhere {
+    /// A `path:line:column` place, as the model writes one.
+    #[must_use]
+    pub fn parse(at: &str, message: String, note: usize) -> Option<Elsewhere> {
+        let (rest, column) = at.rsplit_once(':')?;
+        let (path, line) = rest.rsplit_once(':')?;
+        Some(Elsewhere {
+            path: path.to_owned(),
+            line: line.parse().ok()?,
+            column: column.parse().ok()?,
+            message,
+            note,
+        })
+    }
 }
 
 /// Text edits that fix a finding; machine-applicable: applying them keeps the file compiling

@@ -803,9 +803,13 @@ fn to_lsp(
                 .iter()
                 .map(related)
                 .chain(d.elsewhere.iter().filter_map(|e| {
-                    // A definition of another file of the crate, at the start of its line.
+                    // A definition of another file of the crate (or a retry there), at the
+                    // start of its name. The column counts characters; LSP counts UTF-16
+                    // units, the same for the ASCII of a Rust name's line up to it, nearly
+                    // always.
                     let line = u32::try_from(e.line.saturating_sub(1)).ok()?;
-                    let at = lsp_types::Position { line, character: 0 };
+                    let character = u32::try_from(e.column.saturating_sub(1)).ok()?;
+                    let at = lsp_types::Position { line, character };
                     Some(DiagnosticRelatedInformation {
                         location: Location {
                             uri: Url::from_file_path(&e.path).ok()?,

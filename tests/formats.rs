@@ -970,13 +970,115 @@ fn sarif_points_at_the_definitions_of_other_files_a_finding_rests_on() {
     let related = ra006["relatedLocations"].as_array().expect("related");
     let classifier = related
         .iter()
-        .find(|r| r["message"]["text"] == "`is_retryable` is defined here")
+        .find(|r| r["message"]["text"] == "`is_retryable` decides which errors are retried")
         .expect("the classifier's place");
     assert_eq!(
         classifier["physicalLocation"]["artifactLocation"]["uri"],
         format!("{dir}/src/lib.rs")
     );
     assert_eq!(classifier["physicalLocation"]["region"]["startLine"], 14);
+    assert_eq!(classifier["physicalLocation"]["region"]["startColumn"], 8);
+    // Trimmed to what RA006 reads: the loop's wait comes from that file too, and is left out.
+    assert!(
+        related
+            .iter()
+            .all(|r| !r["message"]["text"].to_string().contains("`backoff`")),
+        "{related:#?}"
+    );
     let ids: Vec<u64> = related.iter().filter_map(|r| r["id"].as_u64()).collect();
     assert_eq!(ids, (1..=related.len() as u64).collect::<Vec<_>>());
+}
+
+/// The labels of a finding that point at definitions (`` `name` decides ... ``), by line.
+fn evidence_labels(finding: &Value) -> Vec<(u64, String)> {
+    finding["labels"]
+        .as_array()
+        .expect("labels")
+        .iter()
+        .filter(|l| str_of(l, "message").starts_with('`'))
+        .map(|l| {
+            (
+                l["line"].as_u64().expect("line"),
+                str_of(l, "message").to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn each_finding_points_at_the_definitions_of_the_facts_it_reads_and_no_others() {
+    let findings = json_findings(
+        crate_root(),
+        &["fixtures/missing-jitter/evidence_per_rule.rs"],
+    );
+    let of = |rule: &str| {
+        findings
+            .iter()
+            .find(|f| f["rule"] == rule)
+            .unwrap_or_else(|| panic!("{rule} in {findings:#?}"))
+    };
+    assert_eq!(
+        evidence_labels(of("RA004")),
+        [(
+            12,
+            "`should_retry` decides which errors are retried".to_owned()
+        )]
+    );
+    assert_eq!(
+        evidence_labels(of("RA003")),
+        // In the order they were followed: the helper, then the constant it reads.
+        [
+            (8, "`next_delay` decides the wait".to_owned()),
+            (6, "`BASE_MS` decides the wait".to_owned()),
+        ]
+    );
+}
+
+#[test]
+fn cargo_json_notes_about_another_file_carry_its_span() {
+    let dir = "fixtures/ignores-retry-after/classifier_in_another_file";
+    let run = run(crate_root(), &["--format", "cargo-json", dir]);
+    let message = run
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).expect("JSON line"))
+        .find(|m| m["message"]["code"]["code"] == "retry_audit::ignores_retry_after")
+        .expect("the RA006 message");
+    let children = message["message"]["children"].as_array().expect("children");
+    let note = children
+        .iter()
+        .find(|c| str_of(c, "message").starts_with("`is_retryable`, defined at"))
+        .expect("the classifier's note");
+    let span = &note["spans"][0];
+    assert_eq!(str_of(span, "file_name"), format!("{dir}/src/lib.rs"));
+    assert_eq!(
+        (
+            &span["line_start"],
+            &span["column_start"],
+            &span["column_end"]
+        ),
+        (
+            &serde_json::json!(14),
+            &serde_json::json!(8),
+            &serde_json::json!(20)
+        )
+    );
+    assert_eq!(
+        str_of(span, "label"),
+        "`is_retryable` decides which errors are retried"
+    );
+    let source =
+        std::fs::read_to_string(crate_root().join(dir).join("src/lib.rs")).expect("lib.rs");
+    let (start, end) = (
+        span["byte_start"].as_u64().expect("start") as usize,
+        span["byte_end"].as_u64().expect("end") as usize,
+    );
+    assert_eq!(&source[start..end], "is_retryable");
+    // The wait the loop also reads from that file is not what RA006 is about.
+    assert!(
+        children
+            .iter()
+            .all(|c| !str_of(c, "message").contains("`backoff`")),
+        "{children:#?}"
+    );
 }

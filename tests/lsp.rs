@@ -769,7 +769,8 @@ fn definitions_of_other_files_of_the_crate_apply_as_in_a_scan() {
     assert!(
         related.iter().any(|r| r["location"]["uri"] == lib.as_str()
             && r["location"]["range"]["start"]["line"] == 13
-            && r["message"] == "`is_retryable` is defined here"),
+            && r["location"]["range"]["start"]["character"] == 7
+            && r["message"] == "`is_retryable` decides which errors are retried"),
         "{related:#?}"
     );
 

@@ -70,6 +70,17 @@ fn a_call_into_another_files_retry_is_reported_at_the_call() {
         notes.contains("src/pages.rs:5:"),
         "the note says where it retries: {notes}"
     );
+    let place = &nested[0]["elsewhere"][0];
+    assert_eq!(
+        (&place["path"], &place["line"], &place["message"]),
+        (
+            &serde_json::json!("src/pages.rs"),
+            &serde_json::json!(5),
+            &serde_json::json!("`fetch_page` retries here too")
+        ),
+        "{:#?}",
+        nested[0]
+    );
 }
 
 #[test]

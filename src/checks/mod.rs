@@ -15,7 +15,7 @@ mod unsafe_write_retry;
 
 use crate::diagnostic::{Diagnostic, Fix, Label, Span};
 use crate::engine::Settings;
-use crate::model::{FileModel, RetrySite, SiteKind};
+use crate::model::{Evidence, Facts, FileModel, Place, RetrySite, SiteKind};
 use crate::registry::{Level, Rule};
 
 /// Collects the findings of one file.
@@ -90,19 +90,38 @@ pub(crate) fn site_label(site: &RetrySite) -> Label {
 
 type Check = fn(&RetrySite, &mut Context<'_>);
 
-/// Every rule with its check.
-const CHECKS: &[(Rule, Check)] = &[
-    (Rule::UnboundedRetry, unbounded_retry::check),
-    (Rule::FixedDelay, fixed_delay::check),
-    (Rule::MissingJitter, missing_jitter::check),
-    (Rule::RetriesClientError, retries_client_error::check),
-    (Rule::KeyInLoop, key_in_loop::check),
-    (Rule::IgnoresRetryAfter, ignores_retry_after::check),
-    (Rule::UncappedBackoff, uncapped_backoff::check),
-    (Rule::BlockingSleepInAsync, blocking_sleep_in_async::check),
-    (Rule::UnsafeWriteRetry, unsafe_write_retry::check),
-    (Rule::NestedRetry, nested_retry::check),
-    (Rule::NoDelay, no_delay::check),
+/// Every rule with the facts of a site it reads (whose definitions its findings show) and its
+/// check.
+const CHECKS: &[(Rule, Facts, Check)] = &[
+    (Rule::UnboundedRetry, Facts::BOUND, unbounded_retry::check),
+    (Rule::FixedDelay, Facts::WAIT, fixed_delay::check),
+    (Rule::MissingJitter, Facts::WAIT, missing_jitter::check),
+    (
+        Rule::RetriesClientError,
+        Facts::ERRORS,
+        retries_client_error::check,
+    ),
+    (Rule::KeyInLoop, Facts::KEY, key_in_loop::check),
+    (
+        Rule::IgnoresRetryAfter,
+        Facts::ERRORS,
+        ignores_retry_after::check,
+    ),
+    (Rule::UncappedBackoff, Facts::WAIT, uncapped_backoff::check),
+    (
+        Rule::BlockingSleepInAsync,
+        Facts::WAIT,
+        blocking_sleep_in_async::check,
+    ),
+    (
+        Rule::UnsafeWriteRetry,
+        Facts::WRITE,
+        unsafe_write_retry::check,
+    ),
+    // The inner retry's place is the finding's own label (or, in another file, its note).
+    (Rule::NestedRetry, Facts::NONE, nested_retry::check),
+    // A way round without a wait has no wait to point at.
+    (Rule::NoDelay, Facts::NONE, no_delay::check),
 ];
 
 /// The rules about a site's pauses: all that applies to a supervisor, which restarts its
@@ -172,33 +191,22 @@ pub fn run(model: &FileModel, settings: &Settings) -> Vec<Diagnostic> {
             .collect(),
     };
     for site in &model.sites {
-        let first = cx.out.len();
-        for (rule, check) in CHECKS {
+        for (rule, reads, check) in CHECKS {
             if site.supervisor && !PACING.contains(rule) {
                 continue;
             }
-            if cx.enabled(*rule) {
-                check(site, &mut cx);
+            if !cx.enabled(*rule) {
+                continue;
             }
-        }
-        // Facts taken from another file say where they come from; from elsewhere in this
-        // file, a label says it there.
-        for d in &mut cx.out[first..] {
-            for (span, field) in &site.origins {
-                d.secondary
-                    .push(label(*span, format!("`{field}` holds this by default")));
-            }
-            for (name, at) in &site.evidence {
-                d.notes.push(format!("uses `{name}`, defined at {at}"));
-                if let Some((path, line)) = at.rsplit_once(':') {
-                    if let Ok(line) = line.parse() {
-                        d.elsewhere.push(crate::diagnostic::Elsewhere {
-                            path: path.to_owned(),
-                            line,
-                            message: format!("`{name}` is defined here"),
-                        });
-                    }
+            let first = cx.out.len();
+            check(site, &mut cx);
+            for d in &mut cx.out[first..] {
+                // A default of a field elsewhere in this file the site's strategy comes from.
+                for (span, field) in &site.origins {
+                    d.secondary
+                        .push(label(*span, format!("`{field}` holds this by default")));
                 }
+                show_evidence(d, &site.evidence, *reads);
             }
         }
     }
@@ -217,17 +225,129 @@ pub fn run(model: &FileModel, settings: &Settings) -> Vec<Diagnostic> {
     cx.out
 }
 
+/// At most this many definitions are pointed at per finding; the rest are named in a note.
+const SHOWN: usize = 3;
+
+/// Points a finding at the definitions the facts it `reads` were read from: a label on one
+/// of this file, a note with `path:line` (and a place for the formats that can point there)
+/// for one of another file. Definitions consulted for other facts are left out.
+fn show_evidence(d: &mut Diagnostic, evidence: &[Evidence], reads: Facts) {
+    let mut shown: Vec<&Evidence> = Vec::new();
+    let mut more: Vec<String> = Vec::new();
+    for e in evidence.iter().filter(|e| e.facts.meets(reads)) {
+        if shown.iter().any(|s| s.name == e.name && s.place == e.place)
+            || more.iter().any(|m| *m == format!("`{}`", e.name))
+        {
+            continue;
+        }
+        if let Place::Here(span) = &e.place {
+            if d.primary.span == *span || d.secondary.iter().any(|l| l.span == *span) {
+                continue;
+            }
+        }
+        if shown.len() == SHOWN {
+            more.push(format!("`{}`", e.name));
+            continue;
+        }
+        let what = format!("`{}` {}", e.name, decides(e.facts, reads));
+        match &e.place {
+            Place::Here(span) => d.secondary.push(label(*span, what)),
+            Place::There { path, line, column } => {
+                d.notes.push(format!(
+                    "`{}`, defined at {path}:{line}:{column}, {}",
+                    e.name,
+                    decides(e.facts, reads)
+                ));
+                d.elsewhere.push(crate::diagnostic::Elsewhere {
+                    path: path.clone(),
+                    line: *line,
+                    column: *column,
+                    message: what,
+                    note: d.notes.len() - 1,
+                });
+            }
+        }
+        shown.push(e);
+    }
+    if !more.is_empty() {
+        d.notes.push(format!("also read from {}", more.join(", ")));
+    }
+}
+
+/// What a definition decided, said for the first of the facts a rule reads that it decided.
+fn decides(facts: Facts, reads: Facts) -> &'static str {
+    [
+        (Facts::BOUND, "sets how many attempts are made"),
+        (Facts::WAIT, "decides the wait"),
+        (Facts::ERRORS, "decides which errors are retried"),
+        (Facts::KEY, "makes the key"),
+        (Facts::WRITE, "makes the write"),
+    ]
+    .into_iter()
+    .find(|(f, _)| f.meets(facts) && f.meets(reads))
+    .map_or("is read", |(_, what)| what)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::CHECKS;
+    use super::{show_evidence, unreachable_finding, CHECKS, SHOWN};
+    use crate::diagnostic::Span;
+    use crate::model::{Evidence, Facts, Place};
     use crate::registry::Rule;
+
+    fn there(name: &str, facts: Facts) -> Evidence {
+        Evidence {
+            name: name.to_owned(),
+            place: Place::There {
+                path: "src/lib.rs".to_owned(),
+                line: 3,
+                column: 8,
+            },
+            facts,
+        }
+    }
+
+    #[test]
+    fn a_finding_shows_the_evidence_of_its_facts_only_and_names_what_is_over_the_limit() {
+        let mut evidence = vec![there("is_retryable", Facts::ERRORS)];
+        for name in ["a", "b", "c", "d", "e"] {
+            evidence.push(there(name, Facts::WAIT.and(Facts::BOUND)));
+        }
+        evidence.push(there("a", Facts::WAIT));
+        let mut d = unreachable_finding(Span::elsewhere());
+        show_evidence(&mut d, &evidence, Facts::WAIT);
+        assert_eq!(d.elsewhere.len(), SHOWN);
+        assert_eq!(
+            d.notes,
+            [
+                "`a`, defined at src/lib.rs:3:8, decides the wait",
+                "`b`, defined at src/lib.rs:3:8, decides the wait",
+                "`c`, defined at src/lib.rs:3:8, decides the wait",
+                "also read from `d`, `e`",
+            ]
+        );
+        // Each place is said by its note.
+        for (i, e) in d.elsewhere.iter().enumerate() {
+            assert_eq!(e.note, i);
+            assert!(d.notes[i].starts_with(&e.message[..3]));
+        }
+        let mut d = unreachable_finding(Span::elsewhere());
+        show_evidence(&mut d, &evidence, Facts::BOUND);
+        assert_eq!(
+            d.notes[0],
+            "`a`, defined at src/lib.rs:3:8, sets how many attempts are made"
+        );
+        let mut d = unreachable_finding(Span::elsewhere());
+        show_evidence(&mut d, &evidence, Facts::KEY);
+        assert!(d.notes.is_empty() && d.elsewhere.is_empty());
+    }
 
     #[test]
     fn every_rule_has_exactly_one_check() {
         // RA100 is reported by the suppression pass (src/suppress.rs), not by a check.
         for rule in Rule::ALL.iter().filter(|r| **r != Rule::UnusedSuppression) {
             assert_eq!(
-                CHECKS.iter().filter(|(r, _)| r == rule).count(),
+                CHECKS.iter().filter(|(r, _, _)| r == rule).count(),
                 1,
                 "{rule} must have one check"
             );

@@ -60,6 +60,7 @@ pub(super) fn report_call(
         .iter()
         .map(|at| format!("`{callee}` retries by itself at {at}"))
         .collect();
+    let first = cx.out.len();
     cx.report(
         Rule::NestedRetry,
         label(
@@ -69,4 +70,11 @@ pub(super) fn report_call(
         secondary,
         notes,
     );
+    // The other file's retry, for the formats that can point there.
+    let place = elsewhere.and_then(|at| {
+        crate::diagnostic::Elsewhere::parse(at, format!("`{callee}` retries here too"), 0)
+    });
+    if let (Some(d), Some(place)) = (cx.out.get_mut(first..).and_then(<[_]>::first_mut), place) {
+        d.elsewhere.push(place);
+    }
 }

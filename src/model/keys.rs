@@ -8,7 +8,7 @@ use syn::visit::Visit;
 use syn::{Expr, Lit};
 
 use super::names;
-use super::scope::FileScope;
+use super::scope::{Facts, FileScope};
 use super::span::LineIndex;
 use super::PerAttemptKey;
 use crate::diagnostic::Span;
@@ -441,6 +441,18 @@ impl<'a> Scanner<'a, '_> {
         if name == self.current_fn {
             return None;
         }
+        self.file
+            .consult(Facts::KEY, || self.key_made_in(name, via, call))
+    }
+
+    /// [`Scanner::followed_call`] of a function of the crate: the first key its body makes.
+    fn key_made_in<T: syn::spanned::Spanned>(
+        &self,
+        name: &str,
+        via: &super::Via,
+        call: &T,
+    ) -> Option<PerAttemptKey> {
+        let _guard = crate::budget::enter();
         let f = self.file.function_via(name, Some(via))?;
         let mut inner = Scanner {
             file: self.file,

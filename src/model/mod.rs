@@ -28,6 +28,7 @@ pub use limits::{param_source, strip_conversions};
 pub(crate) use names::is_retry_word;
 pub use policies::may_have_policies;
 pub use policy_model::PolicyAdvice;
+pub use scope::Facts;
 pub use site::{extract, extract_in};
 pub use span::LineIndex;
 
@@ -298,8 +299,9 @@ pub struct RetrySite {
     /// Every resend follows a failure the server did not process (a 429, a refused
     /// connection, a rolled-back transaction): resending a write cannot apply it twice.
     pub resend_safe: bool,
-    /// Definitions of other files of the crate the site's facts rest on: (name, `path:line`).
-    pub evidence: Vec<(String, String)>,
+    /// The definitions (functions, constants) of this file or another file of the crate the
+    /// site's facts were read from, and which facts each decided.
+    pub evidence: Vec<Evidence>,
     /// A supervisor: it restarts a long-running operation for ever by design, pausing after a
     /// failure. Only the rules about its pauses apply.
     pub supervisor: bool,
@@ -323,6 +325,30 @@ pub struct RetrySite {
     /// Defaults elsewhere in the site's file its facts come from: the value a field holds by
     /// default (the strategy a runner is given from that field), and the field's name.
     pub origins: Vec<(Span, String)>,
+}
+
+/// A definition a site's facts were read from (see [`scope::FileScope::consult`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Evidence {
+    /// The function's or constant's name.
+    pub name: String,
+    pub place: Place,
+    /// The facts it decided.
+    pub facts: Facts,
+}
+
+/// Where a definition is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// In the site's file: where it is named.
+    Here(Span),
+    /// In another file of the crate: its path (as the scan names it), and the 1-based line and
+    /// column (in characters) of its name.
+    There {
+        path: String,
+        line: usize,
+        column: usize,
+    },
 }
 
 /// A remote request whose every error the site retries without looking at it.

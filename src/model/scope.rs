@@ -132,8 +132,80 @@ pub struct FileScope<'a> {
     /// Names looked up and defined neither here nor in an imported file: what another file of
     /// the crate may tell.
     missed: RefCell<std::collections::BTreeSet<String>>,
-    /// Imported definitions the analysis used, in the order of first use: (name, where).
-    used: RefCell<Vec<(String, String)>>,
+    /// Definitions followed to a fact of a site, in the order of use (see
+    /// [`FileScope::consult`]).
+    used: RefCell<Vec<Use>>,
+    /// How many [`FileScope::consult`]s are under way: a definition looked up outside them
+    /// decides no fact and is not kept.
+    consulting: std::cell::Cell<usize>,
+}
+
+/// The facts of a site a definition can decide (a set: a policy's builder decides its limit
+/// and its waits). Each rule shows the definitions behind the facts it reads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Facts(u8);
+
+impl Facts {
+    /// No fact.
+    pub const NONE: Facts = Facts(0);
+    /// How many attempts are made.
+    pub const BOUND: Facts = Facts(1);
+    /// How long each wait is, how it grows, whether it is randomised.
+    pub const WAIT: Facts = Facts(1 << 1);
+    /// Which errors and statuses go round again.
+    pub const ERRORS: Facts = Facts(1 << 2);
+    /// Where an idempotency key is made.
+    pub const KEY: Facts = Facts(1 << 3);
+    /// That the operation writes.
+    pub const WRITE: Facts = Facts(1 << 4);
+
+    /// Both sets.
+    #[must_use]
+    pub const fn and(self, other: Facts) -> Facts {
+        Facts(self.0 | other.0)
+    }
+
+    /// Whether the two sets share a fact.
+    #[must_use]
+    pub const fn meets(self, other: Facts) -> bool {
+        self.0 & other.0 != 0
+    }
+}
+
+/// A definition a fact of a site was read from: a function or constant of this file (`at` is
+/// `None`, `name_span` where it is named) or of another file of the crate (`at` is
+/// `path:line:column` of its name).
+#[derive(Clone, Debug)]
+pub struct Use {
+    pub name: String,
+    pub at: Option<String>,
+    pub name_span: Option<proc_macro2::Span>,
+    /// The facts it decided; empty while the lookup's answer is still being worked out.
+    pub facts: Facts,
+}
+
+/// Answers of a lookup that say something: a definition consulted for an answer that says
+/// nothing (`None`, `false`, nothing found) decided no fact.
+pub trait Decides {
+    fn decides(&self) -> bool;
+}
+
+impl Decides for bool {
+    fn decides(&self) -> bool {
+        *self
+    }
+}
+
+impl<T> Decides for Option<T> {
+    fn decides(&self) -> bool {
+        self.is_some()
+    }
+}
+
+impl<T> Decides for Vec<T> {
+    fn decides(&self) -> bool {
+        !self.is_empty()
+    }
 }
 
 /// Functions and constants of other files of the crate, with where each is defined.
@@ -318,7 +390,10 @@ impl<'a> FileScope<'a> {
             .flatten()
             .filter(|f| reaches(f));
         match (here.next(), here.next()) {
-            (Some(only), None) => return Some(*only),
+            (Some(only), None) => {
+                self.used(name, None, Some(only.sig.ident.span()));
+                return Some(*only);
+            }
             (Some(_), Some(_)) => return None,
             (None, _) => {}
         }
@@ -331,7 +406,7 @@ impl<'a> FileScope<'a> {
             .filter(|(f, _)| reaches(f));
         match (there.next(), there.next()) {
             (Some((only, at)), None) => {
-                self.used_import(name, at);
+                self.used(name, Some(at), None);
                 Some(*only)
             }
             (Some(_), Some(_)) => None,
@@ -377,10 +452,11 @@ impl<'a> FileScope<'a> {
     #[must_use]
     pub fn constant_named(&self, name: &str) -> Option<&'a Expr> {
         if let Some(c) = self.consts.get(name) {
+            self.used(name, None, self.const_names.get(name).copied());
             return Some(*c);
         }
         if let Some((c, at)) = self.imported.consts.get(name) {
-            self.used_import(name, at);
+            self.used(name, Some(at), None);
             Some(*c)
         } else {
             self.miss(name);
@@ -394,12 +470,50 @@ impl<'a> FileScope<'a> {
         }
     }
 
-    fn used_import(&self, name: &str, at: &str) {
-        if !self.used.borrow().iter().any(|(n, _)| n == name) {
-            self.used
-                .borrow_mut()
-                .push((name.to_owned(), at.to_owned()));
+    /// Notes a definition looked up, kept only if a [`FileScope::consult`] under way finds
+    /// that it decided a fact.
+    fn used(&self, name: &str, at: Option<&str>, name_span: Option<proc_macro2::Span>) {
+        if self.consulting.get() == 0 {
+            return;
         }
+        self.used.borrow_mut().push(Use {
+            name: name.to_owned(),
+            at: at.map(ToOwned::to_owned),
+            name_span,
+            facts: Facts::NONE,
+        });
+    }
+
+    /// `ask()`, a question about a site's `facts` (its waits, the errors it retries, ...):
+    /// the definitions looked up to answer it are that fact's evidence when the answer says
+    /// something ([`Decides`]), unless an enclosing consult finds its own answer says
+    /// nothing. A definition looked up outside any consult (to see whether a name is the
+    /// file's, or for an answer that says nothing) is no evidence.
+    pub fn consult<R: Decides>(&self, facts: Facts, ask: impl FnOnce() -> R) -> R {
+        let start = self.used.borrow().len();
+        self.consulting.set(self.consulting.get() + 1);
+        let answer = ask();
+        self.consulting.set(self.consulting.get() - 1);
+        let mut used = self.used.borrow_mut();
+        if answer.decides() {
+            for u in used.iter_mut().skip(start) {
+                if u.facts == Facts::NONE {
+                    u.facts = facts;
+                }
+            }
+        } else {
+            used.truncate(start);
+        }
+        answer
+    }
+
+    /// `ask()` whose lookups are no evidence whatever it answers (whether a name is the
+    /// file's own function, inside a consult for something else).
+    pub fn probe<R>(&self, ask: impl FnOnce() -> R) -> R {
+        let start = self.used.borrow().len();
+        let answer = ask();
+        self.used.borrow_mut().truncate(start);
+        answer
     }
 
     /// The names looked up that neither this file nor an imported one defines.
@@ -408,13 +522,24 @@ impl<'a> FileScope<'a> {
         self.missed.borrow().iter().cloned().collect()
     }
 
-    /// The imported definitions used so far, from the `from`-th on: (name, `path:line`).
+    /// The definitions that decided facts since `from` (a [`FileScope::used_count`]), each
+    /// once per set of facts, in the order of first use.
     #[must_use]
-    pub fn used_imports(&self, from: usize) -> Vec<(String, String)> {
-        self.used.borrow().get(from..).unwrap_or_default().to_vec()
+    pub fn used_since(&self, from: usize) -> Vec<Use> {
+        let used = self.used.borrow();
+        let mut out: Vec<Use> = Vec::new();
+        for u in used.get(from..).unwrap_or_default() {
+            if !out
+                .iter()
+                .any(|o| o.name == u.name && o.at == u.at && o.facts == u.facts)
+            {
+                out.push(u.clone());
+            }
+        }
+        out
     }
 
-    /// How many imported definitions were used so far (for [`FileScope::used_imports`]).
+    /// How many definitions have decided facts so far (for [`FileScope::used_since`]).
     #[must_use]
     pub fn used_count(&self) -> usize {
         self.used.borrow().len()
@@ -426,7 +551,10 @@ impl<'a> FileScope<'a> {
     pub fn import(&mut self, file: &'a syn::File, path: &str) {
         let mut other = FileScope::default();
         other.visit_file(file);
-        let at = |span: proc_macro2::Span| format!("{path}:{}", span.start().line);
+        // `path:line:column`, 1-based (proc-macro2 counts columns from 0, in characters).
+        let at = |span: proc_macro2::Span| {
+            format!("{path}:{}:{}", span.start().line, span.start().column + 1)
+        };
         for (name, fns) in other.fns {
             // A name this file defines means its own function, unless the other file's is a
             // method of a type none of this file's functions of that name belongs to

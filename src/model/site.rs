@@ -8,12 +8,13 @@ use syn::{Block, Expr};
 use super::flow::{Flow, FlowResult, Mode, Outcome};
 use super::keys::per_attempt_keys;
 use super::names;
-use super::scope::{FileScope, LocalFn};
+use super::scope::{Facts, FileScope, LocalFn};
 use super::span::LineIndex;
 use super::status::StatusEval;
 use super::values::{pat_bindings, place_key, Locals, LoopFacts, Taint, ValueCx};
 use super::{
-    Bound, BoundKind, Delay, DelayKind, FileModel, RetrySite, SiteKind, StatusRetry, StatusSet,
+    Bound, BoundKind, Delay, DelayKind, Evidence, FileModel, Place, RetrySite, SiteKind,
+    StatusRetry, StatusSet,
 };
 use crate::diagnostic::Span;
 
@@ -264,7 +265,9 @@ impl<'a> Builder<'a, '_> {
         };
         finder.visit_block(f.block);
         let before = self.sites.len();
-        let imports_before = self.scope.used_count();
+        // What each site's facts were read from: the definitions consulted since the
+        // previous site was made.
+        let mut mark = self.scope.used_count();
         let mut retries_at: Option<Span> = None;
         let started_at = if finder.loops.is_empty() {
             Vec::new()
@@ -276,6 +279,7 @@ impl<'a> Builder<'a, '_> {
         // readiness wait, not a retry of the code under test.
         let in_test = self.test_depth > 0 || is_test_attr(f.attrs);
         for (l, in_timeout, in_async) in finder.loops.into_iter().filter(|_| !in_test) {
+            mark = self.scope.used_count();
             if let Some(mut site) = self.loop_site(l, locals(), &name, in_timeout, &started_at) {
                 site.in_async = in_async;
                 // A reconnect helper of a session's server (a router that calls it when its
@@ -306,10 +310,11 @@ impl<'a> Builder<'a, '_> {
                     }
                 }
                 retries_at.get_or_insert(site.head);
-                self.sites.push(site);
+                push_site(&mut self.sites, self.scope, self.index, site, &mut mark);
             }
         }
         for (call, closure, every_error) in finder.helper_closures {
+            mark = self.scope.used_count();
             retries_at.get_or_insert(self.index.of(call));
             let keys = per_attempt_keys(closure, self.scope, self.index, &name);
             let facts = AttemptFacts::of_expr(closure, self.scope, self.index, Some(locals()));
@@ -325,7 +330,9 @@ impl<'a> Builder<'a, '_> {
                 // `Retry::new(self.retry_policy.clone(), op)`: the strategy the field holds by
                 // default decides the runner's bound and waits, reported at the runner too.
                 if let Some((at, mut policy, field)) = runner_strategy(call).and_then(|arg| {
-                    super::policies::field_strategy(arg, self.scope, locals(), self.index)
+                    self.scope.consult(Facts::WAIT.and(Facts::BOUND), || {
+                        super::policies::field_strategy(arg, self.scope, locals(), self.index)
+                    })
                 }) {
                     policy.head = self.index.of(call);
                     for d in &mut policy.delays {
@@ -335,12 +342,17 @@ impl<'a> Builder<'a, '_> {
                     // A reconnect helper restores a connection for as long as it is used, by
                     // design: only its pacing is judged.
                     policy.supervisor = names::is_reconnect_fn(&name);
+                    // Both sites rest on what the runner's strategy was read from.
+                    let shared = evidence_since(self.scope, self.index, mark);
+                    site.evidence.clone_from(&shared);
+                    policy.evidence = shared;
+                    mark = self.scope.used_count();
                     self.sites.push(site);
                     self.sites.push(policy);
                     continue;
                 }
             }
-            self.sites.push(site);
+            push_site(&mut self.sites, self.scope, self.index, site, &mut mark);
         }
         match retry_attribute(f.attrs) {
             Some(RetryAttr::Retryable) => {
@@ -350,47 +362,69 @@ impl<'a> Builder<'a, '_> {
                 let mut facts =
                     AttemptFacts::of_block(f.block, self.scope, self.index, Some(locals()));
                 facts.writes.clear();
-                self.sites
-                    .push(helper_site(self.index.of(&f.sig.ident), keys, facts));
+                push_site(
+                    &mut self.sites,
+                    self.scope,
+                    self.index,
+                    helper_site(self.index.of(&f.sig.ident), keys, facts),
+                    &mut mark,
+                );
             }
             Some(RetryAttr::Other) => {
                 retries_at.get_or_insert(self.index.of(&f.sig.ident));
                 let keys = per_attempt_keys(f.block, self.scope, self.index, &name);
                 let facts = AttemptFacts::of_block(f.block, self.scope, self.index, Some(locals()));
-                self.sites
-                    .push(helper_site(self.index.of(&f.sig.ident), keys, facts));
+                push_site(
+                    &mut self.sites,
+                    self.scope,
+                    self.index,
+                    helper_site(self.index.of(&f.sig.ident), keys, facts),
+                    &mut mark,
+                );
             }
             None => {}
         }
-        if let Some(site) = super::policies::attribute_site(f.attrs, self.scope, self.index) {
+        mark = self.scope.used_count();
+        if let Some(site) = self.scope.consult(Facts::WAIT.and(Facts::BOUND), || {
+            super::policies::attribute_site(f.attrs, self.scope, self.index)
+        }) {
             retries_at.get_or_insert(site.head);
-            self.sites.push(site);
+            push_site(&mut self.sites, self.scope, self.index, site, &mut mark);
         }
         // A retry crate's policy built in a test checks the crate or keeps the test fast; it is
         // not a retry of the code under test.
+        mark = self.scope.used_count();
         let policies = if in_test || !self.may_have_policies {
             Vec::new()
         } else {
-            super::policies::policy_sites(f.block, self.scope, locals(), self.index)
+            self.scope.consult(Facts::WAIT.and(Facts::BOUND), || {
+                super::policies::policy_sites(f.block, self.scope, locals(), self.index)
+            })
         };
-        for site in policies {
+        // The chains of one body are read together: what was consulted is each one's.
+        let batch = evidence_since(self.scope, self.index, mark);
+        for mut site in policies {
             retries_at.get_or_insert(site.head);
+            site.evidence.clone_from(&batch);
             self.sites.push(site);
         }
         if !in_test {
-            if let Some(site) = super::strategy::strategy_site(&f, self.scope, self.index)
-                .or_else(|| super::strategy::schedule_site(&f, self.scope, self.index))
-            {
-                self.sites.push(site);
+            mark = self.scope.used_count();
+            if let Some(site) = self.scope.consult(Facts::WAIT.and(Facts::BOUND), || {
+                super::strategy::strategy_site(&f, self.scope, self.index)
+                    .or_else(|| super::strategy::schedule_site(&f, self.scope, self.index))
+            }) {
+                push_site(&mut self.sites, self.scope, self.index, site, &mut mark);
             }
         }
+        mark = self.scope.used_count();
         if let Some(mut site) = self
             .recursion_site(f, &locals, deadline)
             .filter(|_| !in_test)
         {
             site.in_async = is_async || returns_async_block(f.block);
             retries_at.get_or_insert(site.head);
-            self.sites.push(site);
+            push_site(&mut self.sites, self.scope, self.index, site, &mut mark);
         }
         // Facts that need the enclosing function: does it read the server's hint, send a key.
         // The body's text is only made for a function with a site (most have none).
@@ -398,6 +432,7 @@ impl<'a> Builder<'a, '_> {
         // `#[retryable]` resends a write only with a key or when declared idempotent.
         let retryable_attr = matches!(retry_attribute(f.attrs), Some(RetryAttr::Retryable));
         for site in &mut self.sites[before..] {
+            let mark = self.scope.used_count();
             site.function.clone_from(&name);
             let owner = f.owner.map(ToString::to_string);
             let fields = owner
@@ -423,14 +458,18 @@ impl<'a> Builder<'a, '_> {
                         !n.contains("token") && !n.contains("login") && !n.contains("auth")
                     })
                     .filter(|c| {
-                        self.scope
-                            .function_via(&c.name, Some(&c.via))
-                            .is_some_and(|g| body_writes(self.scope, self.index, &g))
+                        self.scope.consult(Facts::WRITE, || {
+                            self.scope
+                                .function_via(&c.name, Some(&c.via))
+                                .is_some_and(|g| body_writes(self.scope, self.index, &g))
+                        })
                     })
                     .map(|c| c.span)
                     .collect()
             };
             site.writes.extend(field_writes);
+            site.evidence
+                .extend(evidence_since(self.scope, self.index, mark));
             if matches!(site.kind, SiteKind::Helper | SiteKind::Policy) {
                 continue;
             }
@@ -448,12 +487,6 @@ impl<'a> Builder<'a, '_> {
             .any(|s| matches!(s.kind, SiteKind::Loop | SiteKind::Recursion))
         {
             called_names(f.block, &mut self.called_from_sites);
-        }
-        let evidence = self.scope.used_imports(imports_before);
-        if !evidence.is_empty() {
-            for site in &mut self.sites[before..] {
-                site.evidence.clone_from(&evidence);
-            }
         }
         if let Some(at) = retries_at {
             self.retrying_fns
@@ -576,7 +609,9 @@ impl<'a> Builder<'a, '_> {
             Bound::Unbounded if policy_decides => Bound::Bounded(BoundKind::Policy),
             b => b,
         };
-        let limit = attempt_limit(Some(l), body, &facts, self.scope, locals);
+        let limit = self.scope.consult(Facts::BOUND, || {
+            attempt_limit(Some(l), body, &facts, self.scope, locals)
+        });
         // `for _ in 0..self.limit`: the number of rounds is a setting, as in a counter compared
         // with one (`attempt < self.max_retries`).
         let wait_bound = match l {
@@ -858,6 +893,18 @@ impl<'a> Builder<'a, '_> {
         longest: &dyn Fn(Option<&'a Expr>) -> Option<f64>,
     ) -> Vec<Delay> {
         let _guard = crate::budget::enter();
+        self.scope
+            .consult(Facts::WAIT, || self.delays_in(waits, values, longest))
+    }
+
+    /// [`Builder::delays_of`], the definitions it reads kept as the waits' evidence.
+    fn delays_in(
+        &self,
+        waits: &Waits<'a>,
+        values: &ValueCx<'a, '_>,
+        longest: &dyn Fn(Option<&'a Expr>) -> Option<f64>,
+    ) -> Vec<Delay> {
+        let _guard = crate::budget::enter();
         let mut out = Vec::new();
         for (call, arg, blocking) in &waits.sleeps {
             let t = arg.map_or(Taint::default(), |a| values.taint(a));
@@ -1018,7 +1065,10 @@ impl<'a> Builder<'a, '_> {
                     "`error_for_status()` turns every 4xx into `Err`".to_owned(),
                 ))
             } else {
-                c.op.as_deref().and_then(|op| self.errors_from_statuses(op))
+                c.op.as_deref().and_then(|op| {
+                    self.scope
+                        .consult(Facts::ERRORS, || self.errors_from_statuses(op))
+                })
             };
             if let Some((statuses, how)) = found {
                 push(
@@ -1270,6 +1320,48 @@ fn runner_strategy(call: &Expr) -> Option<&Expr> {
     }
 }
 
+/// Pushes a site with the definitions its facts were read from since `mark` (consulted since
+/// the previous site was made), and moves `mark` on.
+fn push_site(
+    sites: &mut Vec<RetrySite>,
+    scope: &FileScope<'_>,
+    index: &LineIndex<'_>,
+    mut site: RetrySite,
+    mark: &mut usize,
+) {
+    site.evidence.extend(evidence_since(scope, index, *mark));
+    *mark = scope.used_count();
+    sites.push(site);
+}
+
+/// The definitions that decided facts since `mark` (see [`FileScope::consult`]), placed: a
+/// name of this file by its span, another file's by path and line.
+fn evidence_since(scope: &FileScope<'_>, index: &LineIndex<'_>, mark: usize) -> Vec<Evidence> {
+    scope
+        .used_since(mark)
+        .into_iter()
+        .filter_map(|u| {
+            let place = match &u.at {
+                Some(at) => {
+                    let (rest, column) = at.rsplit_once(':')?;
+                    let (path, line) = rest.rsplit_once(':')?;
+                    Place::There {
+                        path: path.to_owned(),
+                        line: line.parse().ok()?,
+                        column: column.parse().ok()?,
+                    }
+                }
+                None => Place::Here(index.span(u.name_span?)),
+            };
+            Some(Evidence {
+                name: u.name,
+                place,
+                facts: u.facts,
+            })
+        })
+        .collect()
+}
+
 fn helper_site(head: Span, keys: Vec<super::PerAttemptKey>, facts: AttemptFacts) -> RetrySite {
     RetrySite {
         kind: SiteKind::Helper,
@@ -1355,9 +1447,11 @@ fn unclassified(
     for op in failing.iter().filter_map(|c| c.op.as_deref()) {
         for (name, span) in result.tested_calls.iter().filter(|(n, _)| n == op) {
             let remote = names::remote_request(name, index.text(*span)).or_else(|| {
-                scope
-                    .function_via(name, None)
-                    .and_then(|f| makes_remote_request(f.block))
+                scope.consult(Facts::ERRORS, || {
+                    scope
+                        .function_via(name, None)
+                        .and_then(|f| makes_remote_request(f.block))
+                })
             });
             match remote {
                 Some(false) => return None,
@@ -1602,9 +1696,11 @@ impl<'a, 'c> AttemptVisitor<'a, 'c> {
         if !self.follow || n.contains("token") || n.contains("login") || n.contains("auth") {
             return false;
         }
-        self.scope
-            .function_via(name, Some(via))
-            .is_some_and(|f| body_writes(self.scope, self.index, &f))
+        self.scope.consult(Facts::WRITE, || {
+            self.scope
+                .function_via(name, Some(via))
+                .is_some_and(|f| body_writes(self.scope, self.index, &f))
+        })
     }
 }
 
@@ -2788,7 +2884,9 @@ fn delegates_status(body: &Block, scope: &FileScope<'_>) -> bool {
                 _ => return,
             };
             let Some(name) = name else { return };
-            let local = self.scope.function_via(&name, Some(&via)).is_some();
+            let local = self
+                .scope
+                .probe(|| self.scope.function_via(&name, Some(&via)).is_some());
             let known = names::is_retry_predicate(&name)
                 || name.chars().next().is_some_and(char::is_uppercase)
                 || matches!(
@@ -3855,10 +3953,11 @@ impl<'a> Visit<'a> for SleepFinder<'a, '_> {
                             .push((e, c.args.first(), self.scope.is_blocking_sleep(&full)));
                     } else if full.last().is_some_and(|l| {
                         names::is_wait_like_name(l)
-                            && self
-                                .scope
-                                .function_via(l, Some(&super::Via::of_path(&full, None)))
-                                .is_none()
+                            && self.scope.probe(|| {
+                                self.scope
+                                    .function_via(l, Some(&super::Via::of_path(&full, None)))
+                                    .is_none()
+                            })
                     }) && !c.args.is_empty()
                     {
                         // A wait of another file: its length cannot be told.
@@ -3895,10 +3994,11 @@ impl<'a> Visit<'a> for SleepFinder<'a, '_> {
                     // `interval.tick().await`: waits the interval's fixed period.
                     self.sleeps.push((e, None, false));
                 } else if matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self"))
-                    || self
-                        .scope
-                        .function_via(&name, Some(&super::Via::Method))
-                        .is_some()
+                    || self.scope.probe(|| {
+                        self.scope
+                            .function_via(&name, Some(&super::Via::Method))
+                            .is_some()
+                    })
                 {
                     // `self.pause(..)`, or `budget.before_round(..)` where the file defines
                     // the one method of that name: a helper of this file that may wait.

@@ -3,7 +3,7 @@
 use syn::{BinOp, Expr, Lit, Pat};
 
 use super::names;
-use super::scope::FileScope;
+use super::scope::{Facts, FileScope};
 use super::values::{returned_exprs, value_leaves, Locals};
 use super::StatusSet;
 
@@ -92,7 +92,11 @@ impl StatusEval<'_, '_> {
             },
             Expr::Path(p) => self
                 .status_path_code(&p.path)
-                .or_else(|| self.file.follow_constant(&p.path, |c| self.code(c)))
+                .or_else(|| {
+                    self.file.consult(Facts::ERRORS, || {
+                        self.file.follow_constant(&p.path, |c| self.code(c))
+                    })
+                })
                 .or_else(|| {
                     // `let overloaded = StatusCode::from_u16(529).expect(..);`
                     let id = p.path.get_ident()?.to_string();
@@ -183,7 +187,11 @@ impl StatusEval<'_, '_> {
             }
             Pat::Path(p) => self
                 .status_path_code(&p.path)
-                .or_else(|| self.file.follow_constant(&p.path, |c| self.code(c)))
+                .or_else(|| {
+                    self.file.consult(Facts::ERRORS, || {
+                        self.file.follow_constant(&p.path, |c| self.code(c))
+                    })
+                })
                 .map(StatusSet::single),
             Pat::Or(o) => {
                 let mut s = StatusSet::empty();
@@ -319,6 +327,14 @@ impl StatusEval<'_, '_> {
         if let Some(sets) = self.cond(e) {
             return Some(sets);
         }
+        // The classifier called decides which errors go round again.
+        self.file
+            .consult(Facts::ERRORS, || self.verdict_of_callee(e))
+    }
+
+    /// [`StatusEval::verdict_of_call`] of a call of a function of the crate: its body's verdict.
+    fn verdict_of_callee(&self, e: &Expr) -> Option<Sets> {
+        let _guard = crate::budget::enter();
         let f = match e {
             Expr::MethodCall(m) => self
                 .file
@@ -427,6 +443,13 @@ impl StatusEval<'_, '_> {
             return None;
         }
         let args: Vec<&Expr> = args.collect();
+        self.file
+            .consult(Facts::ERRORS, || self.followed_verdict(name, via, &args))
+    }
+
+    /// [`StatusEval::follow`] once the arguments are collected.
+    fn followed_verdict(&self, name: &str, via: &super::Via, args: &[&Expr]) -> Option<Sets> {
+        let _guard = crate::budget::enter();
         let f = self.file.function_via(name, Some(via))?;
         // The parameters that hold a status: typed `StatusCode`, or given a status argument. A
         // predicate over the whole response (`should_retry(&resp)`) counts through its body
@@ -601,7 +624,7 @@ impl StatusEval<'_, '_> {
                 };
                 Some(StatusSet::range(lo, hi))
             }
-            Expr::Path(p) => {
+            Expr::Path(p) => self.file.consult(Facts::ERRORS, || {
                 let c = if p.path.segments.len() == 1 {
                     let id = p.path.segments[0].ident.to_string();
                     self.locals
@@ -613,7 +636,7 @@ impl StatusEval<'_, '_> {
                     self.file.constant(&p.path)
                 }?;
                 self.file.follow(c, |c| self.collection(c))
-            }
+            }),
             Expr::MethodCall(m)
                 if matches!(
                     m.method.to_string().as_str(),

@@ -32,7 +32,7 @@ use serde::Serialize;
 use toml::{Table, Value};
 
 use super::location::{absolute, file_uri};
-use crate::diagnostic::{Diagnostic, Label, Position};
+use crate::diagnostic::{Diagnostic, Elsewhere, Label, Position};
 use crate::registry::{Level, Rule};
 use crate::scan::ScanReport;
 
@@ -665,7 +665,61 @@ fn explanation(rule: Rule) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-fn message(file_name: &str, source: Option<&str>, diagnostic: &Diagnostic) -> RustcDiagnostic {
+/// The span of a place in another file (a definition a finding rests on): the name at its
+/// line and column, as that file reads now. `None` when it cannot be read or has changed.
+fn elsewhere_span(place: &Elsewhere, cwd: &Path, workspace_root: &Path) -> Option<SpanJson> {
+    let path = absolute(Path::new(&place.path), cwd);
+    let source = std::fs::read_to_string(&path).ok()?;
+    let mut line_start = 0;
+    for _ in 1..place.line {
+        line_start += source.get(line_start..)?.find('\n')? + 1;
+    }
+    let line = source.get(line_start..)?.split('\n').next()?;
+    let at = line
+        .char_indices()
+        .nth(place.column.checked_sub(1)?)
+        .map(|(i, _)| i)?;
+    let width = line[at..]
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .count()
+        .max(1);
+    let byte_end = line_start
+        + at
+        + line[at..]
+            .chars()
+            .take(width)
+            .map(char::len_utf8)
+            .sum::<usize>();
+    let start = position_at(&source, line_start + at)?;
+    let end = position_at(&source, byte_end)?;
+    let file_name = path.strip_prefix(workspace_root).map_or_else(
+        |_| path.to_string_lossy().into_owned(),
+        |relative| relative.to_string_lossy().into_owned(),
+    );
+    Some(SpanJson {
+        byte_end,
+        byte_start: line_start + at,
+        column_end: end.column,
+        column_start: start.column,
+        expansion: None,
+        file_name,
+        is_primary: true,
+        label: Some(place.message.clone()),
+        line_end: end.line,
+        line_start: start.line,
+        suggested_replacement: None,
+        suggestion_applicability: None,
+        text: span_lines(Some(&source), start, end),
+    })
+}
+
+fn message(
+    file_name: &str,
+    source: Option<&str>,
+    diagnostic: &Diagnostic,
+    elsewhere: &dyn Fn(&Elsewhere) -> Option<SpanJson>,
+) -> RustcDiagnostic {
     let mut spans = vec![label_span(file_name, source, &diagnostic.primary, true)];
     spans.extend(
         diagnostic
@@ -673,10 +727,21 @@ fn message(file_name: &str, source: Option<&str>, diagnostic: &Diagnostic) -> Ru
             .iter()
             .map(|label| label_span(file_name, source, label, false)),
     );
+    // A note that names a place in another file carries its span, as rustc's do ("required
+    // by a bound in ..."): editors show it as related information.
     let mut children: Vec<RustcDiagnostic> = diagnostic
         .notes
         .iter()
-        .map(|note| child("note", note.clone(), Vec::new()))
+        .enumerate()
+        .map(|(i, note)| {
+            let spans = diagnostic
+                .elsewhere
+                .iter()
+                .filter(|e| e.note == i)
+                .filter_map(elsewhere)
+                .collect();
+            child("note", note.clone(), spans)
+        })
         .collect();
     children.extend(
         diagnostic
@@ -736,7 +801,9 @@ pub fn render(report: &ScanReport, cwd: &Path, out: &mut dyn Write) -> io::Resul
                 package_id: &package.id,
                 manifest_path: manifest_path.as_deref(),
                 target,
-                message: message(&file_name, file.source(), diagnostic),
+                message: message(&file_name, file.source(), diagnostic, &|place| {
+                    elsewhere_span(place, cwd, &package.workspace_root)
+                }),
             };
             serde_json::to_writer(&mut *out, &line)?;
             out.write_all(b"\n")?;

@@ -7,7 +7,8 @@
 //! Positions are 1-based and taken from the primary span; `end_column` is exclusive. `labels`
 //! holds the secondary spans; `help` is `null` when the rule gives none. `elsewhere`, present
 //! only when there is something in it, lists the places in other files the finding rests on
-//! (path, line and message: a definition of another file of the crate). Nothing else is
+//! (path, line, column and message: a definition of another file of the crate, or a retry
+//! there). Nothing else is
 //! written to stdout in this format.
 
 use std::io::{self, Write};
@@ -40,6 +41,7 @@ struct Finding<'a> {
 struct Place<'a> {
     path: &'a str,
     line: usize,
+    column: usize,
     message: &'a str,
 }
 
@@ -78,6 +80,7 @@ impl<'a> Finding<'a> {
                 .map(|e| Place {
                     path: &e.path,
                     line: e.line,
+                    column: e.column,
                     message: &e.message,
                 })
                 .collect(),

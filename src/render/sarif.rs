@@ -141,7 +141,7 @@ fn result(root: &Root, artifact: &Value, diagnostic: &Diagnostic, fingerprint: &
             json!({
                 "physicalLocation": {
                     "artifactLocation": artifact_location(root, Path::new(&e.path)),
-                    "region": { "startLine": e.line },
+                    "region": { "startLine": e.line, "startColumn": e.column },
                 },
                 "message": { "text": e.message },
             })
