@@ -327,7 +327,8 @@ pub struct RetrySite {
     pub origins: Vec<(Span, String)>,
 }
 
-/// A definition a site's facts were read from (see [`scope::FileScope::consult`]).
+/// A definition a site's facts were read from (the model keeps one when following it answered
+/// a question about a fact).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Evidence {
     /// The function's or constant's name.
