@@ -354,35 +354,21 @@ impl<'a> Builder<'a, '_> {
             }
             push_site(&mut self.sites, self.scope, self.index, site, &mut mark);
         }
-        match retry_attribute(f.attrs) {
-            Some(RetryAttr::Retryable) => {
-                // `#[retryable]` resends a write only with a key or when declared idempotent.
-                retries_at.get_or_insert(self.index.of(&f.sig.ident));
-                let keys = per_attempt_keys(f.block, self.scope, self.index, &name);
-                let mut facts =
-                    AttemptFacts::of_block(f.block, self.scope, self.index, Some(locals()));
+        if let Some(attr) = retry_attribute(f.attrs) {
+            retries_at.get_or_insert(self.index.of(&f.sig.ident));
+            let keys = per_attempt_keys(f.block, self.scope, self.index, &name);
+            let mut facts = AttemptFacts::of_block(f.block, self.scope, self.index, Some(locals()));
+            // `#[retryable]` resends a write only with a key or when declared idempotent.
+            if matches!(attr, RetryAttr::Retryable) {
                 facts.writes.clear();
-                push_site(
-                    &mut self.sites,
-                    self.scope,
-                    self.index,
-                    helper_site(self.index.of(&f.sig.ident), keys, facts),
-                    &mut mark,
-                );
             }
-            Some(RetryAttr::Other) => {
-                retries_at.get_or_insert(self.index.of(&f.sig.ident));
-                let keys = per_attempt_keys(f.block, self.scope, self.index, &name);
-                let facts = AttemptFacts::of_block(f.block, self.scope, self.index, Some(locals()));
-                push_site(
-                    &mut self.sites,
-                    self.scope,
-                    self.index,
-                    helper_site(self.index.of(&f.sig.ident), keys, facts),
-                    &mut mark,
-                );
-            }
-            None => {}
+            push_site(
+                &mut self.sites,
+                self.scope,
+                self.index,
+                helper_site(self.index.of(&f.sig.ident), keys, facts),
+                &mut mark,
+            );
         }
         mark = self.scope.used_count();
         if let Some(site) = self.scope.consult(Facts::WAIT.and(Facts::BOUND), || {
