@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
 """Runs the commands of the scan benchmark (benches/scan.sh) and prints one table.
 
-Each command is run once to warm the page cache, then RUNS times; every run is timed on its own
-with os.wait4, which gives that child's CPU time (user + system) and peak resident memory. The
-table shows medians of wall and CPU time, the largest peak memory, and each tool's ratio to the
-first row (retry-audit). Standard output of the tools is discarded; a tool that fails stops the
-benchmark with its standard error.
+Each command is run once to warm the page cache, then RUNS rounds: each round runs every command
+once, starting with a different one each round, so that a machine getting slower or faster
+during the benchmark (a shared host) weighs on every tool alike rather than on whichever ran
+last. Every run is timed on its own with os.wait4, which gives that child's CPU time (user +
+system) and peak resident memory. The table shows medians of wall and CPU time, the largest peak
+memory, and each tool's ratio to the first row (retry-audit); below it, the median of the
+per-round ratios of the first row to each other tool (runs of one round ran side by side in
+time, so that figure is the least disturbed by drift). Standard output of the tools is
+discarded; a tool that fails stops the benchmark with its standard error.
 
 usage: measure.py RUNS NAME=COMMAND... (COMMAND is split on spaces; paths must not hold any)
 """
@@ -41,15 +45,23 @@ def main():
         name, _, command = spec.partition("=")
         tools.append((name, command.split()))
 
+    warm = []
+    for _, argv in tools:
+        warm.append(run_once(argv))  # warm-up: file cache, lazy loading
+    walls = [[] for _ in tools]
+    cpus = [[] for _ in tools]
+    peaks = [[] for _ in tools]
+    for r in range(runs):
+        for k in range(len(tools)):
+            i = (r + k) % len(tools)
+            wall, cpu, peak, _, _ = run_once(tools[i][1])
+            walls[i].append(wall)
+            cpus[i].append(cpu)
+            peaks[i].append(peak)
+
     results = []
-    for name, argv in tools:
-        _, _, _, out, err = run_once(argv)  # warm-up: file cache, lazy loading
-        walls, cpus, peaks = [], [], []
-        for _ in range(runs):
-            wall, cpu, peak, _, _ = run_once(argv)
-            walls.append(wall)
-            cpus.append(cpu)
-            peaks.append(peak)
+    for i, (name, _) in enumerate(tools):
+        _, _, _, out, err = warm[i]
         # What the tool said it did: its last line on standard error (retry-audit's summary),
         # else its one line of output (the floor's count), else the number of lines it printed
         # (ast-grep's --json=stream prints one match per line).
@@ -58,9 +70,9 @@ def main():
         if not said and lines == 1:
             said = out.decode(errors="replace").strip().splitlines()
         summary = said[-1] if said else f"{lines} matches"
-        results.append((name, statistics.median(walls), statistics.median(cpus), max(peaks),
-                        min(walls), max(walls), summary))
-        print(f"  {name}: walls {', '.join(f'{w:.2f}' for w in walls)} s", file=sys.stderr)
+        results.append((name, statistics.median(walls[i]), statistics.median(cpus[i]),
+                        max(peaks[i]), min(walls[i]), max(walls[i]), summary))
+        print(f"  {name}: walls {', '.join(f'{w:.2f}' for w in walls[i])} s", file=sys.stderr)
 
     base_wall, base_cpu = results[0][1], results[0][2]
     print(f"| tool | wall (median of {runs}) | range | CPU (user+sys) | peak memory "
@@ -69,6 +81,11 @@ def main():
     for name, wall, cpu, peak, lo, hi, _ in results:
         print(f"| {name} | {wall:.2f} s | {lo:.2f}–{hi:.2f} s | {cpu:.2f} s | {peak:.0f} MiB "
               f"| {base_wall / wall:.2f} | {base_cpu / cpu:.2f} |")
+    print()
+    for i, (name, *_) in enumerate(results[1:], start=1):
+        per_round = [a / b for a, b in zip(walls[0], walls[i])]
+        print(f"- {results[0][0]} ÷ {name}, wall, round by round: "
+              f"{', '.join(f'{x:.2f}' for x in per_round)} (median {statistics.median(per_round):.2f})")
     print()
     for name, *_, said in results:
         print(f"- {name}: {said}")

@@ -4,7 +4,7 @@
 //! function bodies with no loop, no call of their own function, no retry crate and no timeout.
 //! Before parsing, a light lexer (comments, strings, raw strings, characters and lifetimes told
 //! apart as rustc does; Unicode white space as `proc-macro2` has it) splits each item list (the
-//! file, `mod`, `impl` and `trait` blocks) into items. Three kinds of text may go:
+//! file, `mod`, `impl` and `trait` blocks) into items. Four kinds of text may go:
 //!
 //! - **A function body**, unless it contains an identifier that can start a retry site or change
 //!   how one is read: `loop`, `while`, `for`; an item keyword (`fn`, `mod`, `use`, `const`,
@@ -14,13 +14,19 @@
 //!   (its calls change how statuses are read); the last segment of a name from the team's
 //!   extensions; or its own function's name (recursion). A function whose attributes or
 //!   signature hold a retry word (`#[retryable]`, `#[backon]`, `fn backoff(attempt: u32)`: a
-//!   backoff strategy, see [`crate::model`]) keeps its body too.
+//!   backoff strategy, see [`crate::model`]) keeps its body too. In test code (a function
+//!   marked `#[test]`, `#[tokio::test]` or `#[cfg(test)]`, or one in a `#[cfg(test)]` module)
+//!   loops and the function's own name keep nothing: the analysis reads no loop or recursion
+//!   of a test as a retry (it waits for the test's own fixtures).
 //! - **A whole `const` or `static` item** (with its attributes and the comments before it),
 //!   unless it holds one of those identifiers.
 //! - **The inside of an `enum`, `union` or `extern` block**, unless it names `ureq`: the
 //!   analysis reads no variant or foreign item; and of a `struct` in a file where no function
 //!   body is kept by itself (a `struct`'s fields are read: their types say what
 //!   `self.field.method()` calls).
+//! - **A doc comment** (`///`, `//!`, `/** */`, `/*! */`), anywhere: the parser makes each line
+//!   a `#[doc]` attribute, which the analysis never reads, and documentation is much of a
+//!   published crate's text.
 //!
 //! A function or constant that the kept code names is kept as well (the analysis reads a called
 //! function's body and a constant's value by their name), repeated until nothing changes.
@@ -92,6 +98,7 @@ fn pruned_with_names(
         iterators: &iterator_types(text, tokens),
         in_policy_impl: false,
         impl_type: None,
+        in_test: false,
     };
     item_list(tokens, &items, 0, tokens.len(), &mut pieces);
     let word = |t: &Token| &text[t.start..t.end];
@@ -108,8 +115,15 @@ fn pruned_with_names(
         piece.kept = match piece.kind {
             PieceKind::Body => {
                 let name = word(&tokens[piece.name]);
+                let keeps_here = |w: &str| {
+                    if piece.in_test {
+                        !matches!(w, "loop" | "while" | "for") && keeps(w, ext)
+                    } else {
+                        w == name || keeps(w, ext)
+                    }
+                };
                 piece.in_policy_impl
-                    || idents(piece.from, piece.to).any(|w| w == name || keeps(w, ext))
+                    || idents(piece.from, piece.to).any(keeps_here)
                     || idents(piece.header, piece.from)
                         .any(|w| retry_word(w, ext) || crate::model::is_retry_word(w))
             }
@@ -129,10 +143,6 @@ fn pruned_with_names(
             .type_name
             .is_some_and(|t| analysed.contains(word(&tokens[t])));
     }
-    if pieces.iter().all(|p| p.kept) {
-        return None;
-    }
-
     // Names of the functions and constants that may go, and which of them the code that is
     // parsed names.
     let candidates: HashSet<&str> = pieces
@@ -192,13 +202,18 @@ fn pruned_with_names(
             }
         }
     }
-    if pieces.iter().all(|p| p.kept) {
+    let docs = doc_comments(text.as_bytes(), tokens);
+    if docs.is_empty() && pieces.iter().all(|p| p.kept) {
         return None;
     }
 
     let mut bytes = text.as_bytes().to_vec();
-    for piece in pieces.iter().filter(|p| !p.kept) {
-        let (from, to) = piece.bytes;
+    let blanked = pieces
+        .iter()
+        .filter(|p| !p.kept)
+        .map(|p| p.bytes)
+        .chain(docs);
+    for (from, to) in blanked {
         for b in &mut bytes[from..to] {
             if *b != b'\n' && *b != b'\r' {
                 *b = b' ';
@@ -304,6 +319,8 @@ struct Items<'t> {
     /// Inside an `impl` block: the token of its type's name (`Client` in `impl<C> Tr for
     /// Client<C>`).
     impl_type: Option<usize>,
+    /// Inside a test module (`#[cfg(test)] mod tests`).
+    in_test: bool,
 }
 
 /// The `T` of every `Iterator for T` in the file.
@@ -339,6 +356,10 @@ struct Piece {
     /// For a body: the token of the name of the type whose `impl` it is in. For `Fields`: the
     /// token of the struct's name.
     type_name: Option<usize>,
+    /// A test function's body (`#[test]`, `#[tokio::test]`, or in a test module): its loops
+    /// and recursion are no retry sites (they wait for the test's own fixtures), so they do
+    /// not keep it.
+    in_test: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -417,6 +438,7 @@ fn item_list(tokens: &[Token], cx: &Items<'_>, from: usize, to: usize, out: &mut
                 kept: false,
                 in_policy_impl: cx.in_policy_impl,
                 type_name: cx.impl_type,
+                in_test: cx.in_test || test_attributes(cx.text, tokens, matching, start, name),
             }),
             (ItemKind::Items, Some(open)) => {
                 let word = |t: &Token| &cx.text[t.start..t.end];
@@ -426,6 +448,9 @@ fn item_list(tokens: &[Token], cx: &Items<'_>, from: usize, to: usize, out: &mut
                 });
                 let is_impl = word(&tokens[name]) == "impl";
                 let inner = Items {
+                    in_test: cx.in_test
+                        || (word(&tokens[name]) == "mod"
+                            && test_attributes(cx.text, tokens, matching, start, name)),
                     in_policy_impl: policy && is_impl,
                     impl_type: if is_impl {
                         impl_type_name(cx.text, tokens, cx.matching, name + 1, open)
@@ -456,6 +481,7 @@ fn item_list(tokens: &[Token], cx: &Items<'_>, from: usize, to: usize, out: &mut
                         bytes: inside(open),
                         kept: false,
                         in_policy_impl: false,
+                        in_test: false,
                         type_name: (is_struct
                             && tokens.get(name + 1).is_some_and(|t| t.kind == Kind::Ident))
                         .then_some(name + 1),
@@ -475,6 +501,7 @@ fn item_list(tokens: &[Token], cx: &Items<'_>, from: usize, to: usize, out: &mut
                     ),
                     kept: false,
                     in_policy_impl: false,
+                    in_test: false,
                     type_name: None,
                 });
             }
@@ -482,6 +509,53 @@ fn item_list(tokens: &[Token], cx: &Items<'_>, from: usize, to: usize, out: &mut
         }
         i = end.max(start + 1);
     }
+}
+
+/// Whether the outer attributes in `tokens[from..to]` mark test code as the analysis reads it
+/// (`is_test_attr` in `crate::model`): a path ending in `test` (`#[test]`, `#[tokio::test]`),
+/// or `#[cfg(..)]` naming `test` without `not(`.
+fn test_attributes(
+    text: &str,
+    tokens: &[Token],
+    matching: &[usize],
+    from: usize,
+    to: usize,
+) -> bool {
+    let word = |t: &Token| &text[t.start..t.end];
+    let mut i = from;
+    while i + 1 < to {
+        if tokens[i].kind != Kind::Punct(b'#') || tokens[i + 1].kind != Kind::Open(b'[') {
+            i += 1;
+            continue;
+        }
+        let (open, close) = (i + 1, matching[i + 1]);
+        let inside = &tokens[open + 1..close];
+        // The attribute's path: identifiers and `::` up to its arguments.
+        let path_end = inside
+            .iter()
+            .position(|t| !matches!(t.kind, Kind::Ident | Kind::Punct(b':')))
+            .unwrap_or(inside.len());
+        let path: Vec<&str> = inside[..path_end]
+            .iter()
+            .filter(|t| t.kind == Kind::Ident)
+            .map(word)
+            .collect();
+        let args = &inside[path_end..];
+        let negated = args.windows(2).any(|w| {
+            w[0].kind == Kind::Ident && word(&w[0]) == "not" && w[1].kind == Kind::Open(b'(')
+        });
+        if path.last() == Some(&"test")
+            || (path == ["cfg"]
+                && !negated
+                && args
+                    .iter()
+                    .any(|t| t.kind == Kind::Ident && word(t) == "test"))
+        {
+            return true;
+        }
+        i = close + 1;
+    }
+    false
 }
 
 /// The kind of the item starting at `i`, and the token index of its name (for `fn`, `const`,
@@ -670,6 +744,49 @@ fn word_of(word: &[u8]) -> Word {
         b"mut" => Word::Mut,
         _ => Word::Other,
     }
+}
+
+/// The byte ranges of the doc comments of `src` (`///`, `//!`, `/** */`, `/*! */`): the
+/// analysis reads no `#[doc]` attribute, and a file's documentation is much of what is parsed.
+/// Comments lie between the tokens, so only the gaps between them are searched.
+fn doc_comments(src: &[u8], tokens: &[Token]) -> Vec<(usize, usize)> {
+    let mut docs = Vec::new();
+    let gaps = std::iter::once(0)
+        .chain(tokens.iter().map(|t| t.end))
+        .zip(tokens.iter().map(|t| t.start).chain([src.len()]));
+    for (gap_start, gap_end) in gaps {
+        let mut i = gap_start;
+        while i + 1 < gap_end {
+            match (src[i], src[i + 1]) {
+                (b'/', b'/') => {
+                    let end = memchr_newline(src, i).min(gap_end);
+                    let rest = &src[i + 2..end];
+                    // `///` but not `////`; `//!`.
+                    if matches!(rest, [b'/', ..] if rest.get(1) != Some(&b'/'))
+                        || rest.first() == Some(&b'!')
+                    {
+                        docs.push((i, end));
+                    }
+                    i = end;
+                }
+                (b'/', b'*') => {
+                    let Some(end) = block_comment_end(src, i).map(|e| e.min(gap_end)) else {
+                        break;
+                    };
+                    let rest = &src[i + 2..end];
+                    // `/** */` but not `/***` or `/**/`; `/*! */`.
+                    if (rest.first() == Some(&b'*') && !matches!(rest.get(1), Some(b'*' | b'/')))
+                        || rest.first() == Some(&b'!')
+                    {
+                        docs.push((i, end));
+                    }
+                    i = end;
+                }
+                _ => i += 1,
+            }
+        }
+    }
+    docs
 }
 
 /// For each opening delimiter, the index of its closing one (other entries unused); `None` when
@@ -1029,7 +1146,8 @@ mod tests {
                    pub const UNUSED: u64 = 7;\nstatic mut COUNT: u32 = 0;\n\
                    fn main() { loop { sleep(USED); } }\n";
         let out = blanked(src);
-        assert!(out.starts_with("#![allow(dead_code)]\n/// Used.\nconst USED: u64 = 5;\n"));
+        // A kept constant keeps everything but its doc comment (docs are blanked anywhere).
+        assert!(out.starts_with("#![allow(dead_code)]\n         \nconst USED: u64 = 5;\n"));
         for gone in ["Unused", "#[cfg(unix)]", "UNUSED", "COUNT"] {
             assert!(!out.contains(gone), "{gone}: {out}");
         }
@@ -1111,6 +1229,52 @@ mod tests {
                 "{name}: {out}"
             );
             assert!(!out.contains(&format!("{{ {value} }}")), "{name}: {out}");
+        }
+    }
+
+    #[test]
+    fn doc_comments_are_blanked_and_other_comments_and_strings_are_not() {
+        let src = "//! crate docs\n/// outer docs\n//// not docs\n/** block docs */\n/*! inner */\n\
+                   /*** not docs */ /**/ // plain\nfn main() { loop { let s = \"/// in a string\"; } }\n";
+        let out = blanked(src);
+        assert_eq!(out.len(), src.len());
+        assert_eq!(out.lines().count(), src.lines().count());
+        for gone in ["crate docs", "outer docs", "block docs", "inner"] {
+            assert!(!out.contains(gone), "{gone}: {out}");
+        }
+        for kept in [
+            "//// not docs",
+            "/*** not docs */",
+            "/**/",
+            "// plain",
+            "\"/// in a string\"",
+        ] {
+            assert!(out.contains(kept), "{kept}: {out}");
+        }
+        // Docs alone are reason enough to blank: the text comes back even with every body kept.
+        assert_ne!(out, src);
+        assert!(syn::parse_file(&out).is_ok(), "{out}");
+    }
+
+    #[test]
+    fn a_loop_in_test_code_does_not_keep_its_body_but_a_retry_word_or_an_item_does() {
+        let src = "#[test]\nfn t() { for i in 0..3 { check(i); } }\n\
+                   #[tokio::test]\nasync fn u() { loop { if ready() { break; } } }\n\
+                   #[cfg(test)]\nmod tests { fn helper() { while waiting() {} } \
+                   impl S { fn m(&self) { loop {} } } }\n\
+                   #[cfg(not(test))]\nfn real() { loop { op(); } }\n\
+                   #[test]\nfn r() { let p = with_retry(|| op()); }\n\
+                   #[test]\nfn n() { fn inner() {} for _ in 0..2 {} }\n";
+        let out = blanked(src);
+        for gone in ["check(i)", "ready()", "waiting()", "loop {} "] {
+            assert!(!out.contains(gone), "{gone}: {out}");
+        }
+        for kept in [
+            "loop { op(); }",
+            "with_retry(|| op())",
+            "fn inner() {} for _ in 0..2 {}",
+        ] {
+            assert!(out.contains(kept), "{kept}: {out}");
         }
     }
 }
