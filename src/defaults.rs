@@ -34,7 +34,11 @@ const MAX_SOURCES: usize = 24;
 /// Most files of a crate read for one name.
 const MAX_FILES_PER_NAME: usize = 256;
 
+/// A file's modification time and length on disk.
+type Stamp = (Option<std::time::SystemTime>, u64);
+
 /// The files of one crate, read and parsed on demand (each at most once).
+#[derive(Default)]
 pub struct Crate {
     files: Vec<CrateFile>,
 }
@@ -43,6 +47,9 @@ struct CrateFile {
     path: PathBuf,
     /// Test code as a whole (a test target, a `#[cfg(test)]` module).
     test: bool,
+    /// The file's modification time and length on disk when it was listed (see
+    /// [`Crate::refresh`]); `None`: not to be kept across refreshes.
+    stamp: Option<Stamp>,
     /// Read on demand (`None`: unreadable).
     text: OnceCell<Option<String>>,
     /// Parsed on demand (`None`: not parsed).
@@ -59,6 +66,7 @@ impl Crate {
                 .map(|(path, test)| CrateFile {
                     path,
                     test,
+                    stamp: None,
                     text: OnceCell::new(),
                     parsed: OnceCell::new(),
                 })
@@ -66,11 +74,44 @@ impl Crate {
         }
     }
 
+    /// Makes `files` the crate's files (as for [`Crate::new`]), keeping what was read and
+    /// parsed of each one unchanged on disk (same modification time and length) since the
+    /// last refresh: a language server re-checking one document reads the rest of its crate
+    /// once, not on every edit. A file given by [`Crate::set_text`] is read again.
+    pub fn refresh(&mut self, files: Vec<(PathBuf, bool)>) {
+        let mut old: std::collections::HashMap<PathBuf, CrateFile> =
+            std::mem::take(&mut self.files)
+                .into_iter()
+                .map(|f| (f.path.clone(), f))
+                .collect();
+        self.files = files
+            .into_iter()
+            .map(|(path, test)| {
+                let stamp = std::fs::metadata(&path)
+                    .ok()
+                    .map(|m| (m.modified().ok(), m.len()));
+                match old.remove(&path) {
+                    Some(kept) if stamp.is_some() && kept.stamp == stamp && kept.test == test => {
+                        kept
+                    }
+                    _ => CrateFile {
+                        path,
+                        test,
+                        stamp,
+                        text: OnceCell::new(),
+                        parsed: OnceCell::new(),
+                    },
+                }
+            })
+            .collect();
+    }
+
     /// Reads `path` as `text` (a document open in an editor, newer than the disk).
     pub fn set_text(&mut self, path: &std::path::Path, text: &str) {
         for file in self.files.iter_mut().filter(|f| f.path == path) {
             file.text = OnceCell::from(Some(text.to_owned()));
             file.parsed = OnceCell::new();
+            file.stamp = None;
         }
     }
 
@@ -404,4 +445,61 @@ pub fn withdrawn(zero: ZeroMeans, largest: u64, rule: crate::registry::Rule) -> 
         ZeroMeans::OneRetry => largest.saturating_add(1),
     };
     retries == 0 || (retries == 1 && rule == crate::registry::Rule::NoDelay)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(path: &std::path::Path, limit: u32) {
+        std::fs::write(
+            path,
+            format!("fn config() -> Config {{ Config {{ max_retries: {limit} }} }}\n"),
+        )
+        .expect("writable");
+    }
+
+    #[test]
+    fn a_refresh_keeps_what_is_unchanged_on_disk_and_reads_the_rest_again() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let (a, b) = (dir.path().join("a.rs"), dir.path().join("b.rs"));
+        write(&a, 3);
+        write(&b, 5);
+        let files = || vec![(a.clone(), false), (b.clone(), false)];
+        let source = ValueSource::Field("max_retries".to_owned());
+        let parsed = |krate: &Crate| -> Vec<bool> {
+            krate
+                .files
+                .iter()
+                .map(|f| f.parsed.get().is_some())
+                .collect()
+        };
+
+        let mut krate = Crate::default();
+        krate.refresh(files());
+        assert_eq!(krate.largest_by_default(&source), Some(5));
+        assert_eq!(parsed(&krate), [true, true]);
+
+        // Unchanged on disk: kept as read and parsed.
+        krate.refresh(files());
+        assert_eq!(parsed(&krate), [true, true]);
+
+        // Changed (its length too, so a coarse clock cannot hide it): read again.
+        write(&b, 10);
+        krate.refresh(files());
+        assert_eq!(parsed(&krate), [true, false]);
+        assert_eq!(krate.largest_by_default(&source), Some(10));
+
+        // A document's text from the editor counts until the next refresh, which reads the
+        // disk again.
+        krate.set_text(&b, "fn config() -> Config { Config { max_retries: 1 } }\n");
+        assert_eq!(krate.largest_by_default(&source), Some(3));
+        krate.refresh(files());
+        assert_eq!(parsed(&krate), [true, false]);
+        assert_eq!(krate.largest_by_default(&source), Some(10));
+
+        // A file gone from the crate is dropped.
+        krate.refresh(vec![(a.clone(), false)]);
+        assert_eq!(krate.largest_by_default(&source), Some(3));
+    }
 }

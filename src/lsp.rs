@@ -549,14 +549,21 @@ fn analyse_text(uri: &Url, text: &str, settings: &Settings, encoding: Encoding) 
             if !files.iter().any(|(p, _)| *p == path) {
                 files.push((path.clone(), whole.test_code));
             }
-            let mut krate = crate::defaults::Crate::new(files);
-            krate.set_text(&path, text);
-            let mut pending = facts.suppressions.clone();
-            for q in &facts.by_values {
-                if let Some(largest) = krate.largest_by_default(&q.source) {
-                    q.apply_shown(&mut found, pending.as_mut(), largest, settings);
+            CRATES.with_borrow_mut(|crates| {
+                let root = crate_root(&path).unwrap_or_else(|| path.clone());
+                if !crates.contains_key(&root) && crates.len() >= KEPT_CRATES {
+                    crates.clear();
                 }
-            }
+                let krate = crates.entry(root).or_default();
+                krate.refresh(files);
+                krate.set_text(&path, text);
+                let mut pending = facts.suppressions.clone();
+                for q in &facts.by_values {
+                    if let Some(largest) = krate.largest_by_default(&q.source) {
+                        q.apply_shown(&mut found, pending.as_mut(), largest, settings);
+                    }
+                }
+            });
         }
         Ok(found)
     });
@@ -650,14 +657,30 @@ fn definitions_elsewhere(path: &std::path::Path, names: &[String]) -> Vec<(Strin
         .collect()
 }
 
+/// How many crates' files [`CRATES`] keeps read and parsed.
+const KEPT_CRATES: usize = 4;
+
+thread_local! {
+    /// The crates whose files a document's retry loop followed values into, by root
+    /// directory: kept between edits, each file read again only when it changed on disk (see
+    /// [`crate::defaults::Crate::refresh`]). Syntax trees stay on the server's thread.
+    static CRATES: std::cell::RefCell<HashMap<std::path::PathBuf, crate::defaults::Crate>> =
+        std::cell::RefCell::new(HashMap::new());
+}
+
+/// The nearest directory above `path` with a `Cargo.toml`.
+fn crate_root(path: &std::path::Path) -> Option<std::path::PathBuf> {
+    path.ancestors()
+        .skip(1)
+        .find(|dir| dir.join("Cargo.toml").is_file())
+        .map(std::path::Path::to_path_buf)
+}
+
 /// A walk of the crate of `path`: the files under the nearest directory with a `Cargo.toml`,
 /// not in a nested package, `target` or an ignored directory.
 fn crate_walk(path: &std::path::Path) -> Option<ignore::Walk> {
-    let root = path
-        .ancestors()
-        .skip(1)
-        .find(|dir| dir.join("Cargo.toml").is_file())?;
-    let top = root.to_path_buf();
+    let root = crate_root(path)?;
+    let top = root.clone();
     Some(
         ignore::WalkBuilder::new(root)
             .filter_entry(move |e| {
