@@ -87,15 +87,16 @@ impl Elsewhere {
     /// A `path:line:column` place, as the model writes one.
     #[must_use]
     pub fn parse(at: &str, message: String, note: usize) -> Option<Elsewhere> {
-        let (rest, column) = at.rsplit_once(':')?;
-        let (path, line) = rest.rsplit_once(':')?;
-        Some(Elsewhere {
-            path: path.to_owned(),
-            line: line.parse().ok()?,
-            column: column.parse().ok()?,
-            message,
-            note,
-        })
+        match crate::model::Place::there(at)? {
+            crate::model::Place::There { path, line, column } => Some(Elsewhere {
+                path,
+                line,
+                column,
+                message,
+                note,
+            }),
+            crate::model::Place::Here(_) => None,
+        }
     }
 }
 

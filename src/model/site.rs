@@ -1328,15 +1328,7 @@ fn evidence_since(scope: &FileScope<'_>, index: &LineIndex<'_>, mark: usize) -> 
         .into_iter()
         .filter_map(|u| {
             let place = match &u.at {
-                Some(at) => {
-                    let (rest, column) = at.rsplit_once(':')?;
-                    let (path, line) = rest.rsplit_once(':')?;
-                    Place::There {
-                        path: path.to_owned(),
-                        line: line.parse().ok()?,
-                        column: column.parse().ok()?,
-                    }
-                }
+                Some(at) => Place::there(at)?,
                 None => Place::Here(index.span(u.name_span?)),
             };
             Some(Evidence {
