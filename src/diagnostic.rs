@@ -9,6 +9,30 @@ pub struct Position {
     pub column: usize,
 }
 
+impl Position {
+    /// Its byte offset in `text` (the line counted at `\n`, the column in characters, not
+    /// counting a byte-order mark on line 1), clamped to the text.
+    #[must_use]
+    pub fn offset_in(self, text: &str) -> usize {
+        let mut start = 0;
+        for _ in 1..self.line {
+            match text[start..].find('\n') {
+                Some(i) => start += i + 1,
+                None => return text.len(),
+            }
+        }
+        if start == 0 && text.starts_with('\u{feff}') {
+            start = '\u{feff}'.len_utf8();
+        }
+        let line_text = &text[start..];
+        let line_len = line_text.find('\n').unwrap_or(line_text.len());
+        line_text[..line_len]
+            .char_indices()
+            .nth(self.column.saturating_sub(1))
+            .map_or(start + line_len, |(i, _)| start + i)
+    }
+}
+
 /// A region of one source file: byte offsets (end exclusive) and the matching positions
 /// (`end` is exclusive too: the column just past the last character).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -81,23 +105,6 @@ pub struct Elsewhere {
     /// The finding's note that says it in words (an index into [`Diagnostic::notes`]): the
     /// formats that can point there attach the place to it.
     pub note: usize,
-}
-
-impl Elsewhere {
-    /// A `path:line:column` place, as the model writes one.
-    #[must_use]
-    pub fn parse(at: &str, message: String, note: usize) -> Option<Elsewhere> {
-        match crate::model::Place::there(at)? {
-            crate::model::Place::There { path, line, column } => Some(Elsewhere {
-                path,
-                line,
-                column,
-                message,
-                note,
-            }),
-            crate::model::Place::Here(_) => None,
-        }
-    }
 }
 
 /// Text edits that fix a finding; machine-applicable: applying them keeps the file compiling

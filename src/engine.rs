@@ -291,8 +291,8 @@ pub fn nested_across_files(files: &[(String, &CrateFacts, &Settings)]) -> Vec<(u
             if *j == i {
                 continue;
             }
-            let elsewhere = format!("{}:{}:{}", files[*j].0, at.line, at.column);
-            out.push((i, checks::nested_retry_across(call, &elsewhere, settings)));
+            let elsewhere = (files[*j].0.as_str(), at.line, at.column);
+            out.push((i, checks::nested_retry_across(call, elsewhere, settings)));
         }
     }
     out

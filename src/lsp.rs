@@ -855,9 +855,7 @@ fn not_analysed(
     encoding: Encoding,
 ) -> lsp_types::Diagnostic {
     let offset = match error {
-        FileError::Parse { position, .. } => {
-            offset_of_line_column(text, position.line, position.column)
-        }
+        FileError::Parse { position, .. } => position.offset_in(text),
         _ => 0,
     };
     let end = text[offset..]
@@ -872,27 +870,6 @@ fn not_analysed(
         message: format!("retry-audit did not analyse this file: {error}"),
         ..lsp_types::Diagnostic::default()
     }
-}
-
-/// The byte offset of an engine position (1-based line counted at `\n`, 1-based column in
-/// characters, not counting a byte-order mark on line 1), clamped to the text.
-fn offset_of_line_column(text: &str, line: usize, column: usize) -> usize {
-    let mut start = 0;
-    for _ in 1..line {
-        match text[start..].find('\n') {
-            Some(i) => start += i + 1,
-            None => return text.len(),
-        }
-    }
-    if start == 0 && text.starts_with('\u{feff}') {
-        start = '\u{feff}'.len_utf8();
-    }
-    let line_text = &text[start..];
-    let line_len = line_text.find('\n').unwrap_or(line_text.len());
-    line_text[..line_len]
-        .char_indices()
-        .nth(column.saturating_sub(1))
-        .map_or(start + line_len, |(i, _)| start + i)
 }
 
 /// How LSP positions count columns.
@@ -1100,10 +1077,11 @@ mod tests {
     #[test]
     fn engine_positions_map_to_offsets() {
         let text = "\u{feff}ab\né🦀x\n";
-        assert_eq!(offset_of_line_column(text, 1, 1), 3);
-        assert_eq!(offset_of_line_column(text, 2, 3), text.find('x').unwrap());
-        assert_eq!(offset_of_line_column(text, 9, 1), text.len());
-        assert_eq!(offset_of_line_column(text, 1, 99), text.find('\n').unwrap());
+        let at = |line, column| crate::diagnostic::Position { line, column }.offset_in(text);
+        assert_eq!(at(1, 1), 3);
+        assert_eq!(at(2, 3), text.find('x').unwrap());
+        assert_eq!(at(9, 1), text.len());
+        assert_eq!(at(1, 99), text.find('\n').unwrap());
     }
 
     #[test]

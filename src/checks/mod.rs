@@ -138,7 +138,7 @@ const PACING: &[Rule] = &[
 #[must_use]
 pub fn nested_retry_across(
     call: &crate::engine::SiteCall,
-    elsewhere: &str,
+    elsewhere: (&str, usize, usize),
     settings: &Settings,
 ) -> Diagnostic {
     let mut cx = Context {

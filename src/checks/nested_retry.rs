@@ -43,13 +43,13 @@ pub(super) fn check_against(site: &RetrySite, retrying: &[Retrying], cx: &mut Co
 }
 
 /// One RA010 finding: the call, the site's head, and where the callee retries (in this file, or
-/// a `path:line:col` of another).
+/// the path, line and column of its name in another).
 pub(super) fn report_call(
     callee: &str,
     call: Span,
     head: Span,
     inner: Option<Span>,
-    elsewhere: Option<&str>,
+    elsewhere: Option<(&str, usize, usize)>,
     cx: &mut Context<'_>,
 ) {
     let mut secondary = vec![label(head, "retry loop here")];
@@ -58,7 +58,9 @@ pub(super) fn report_call(
     }
     let notes = elsewhere
         .iter()
-        .map(|at| format!("`{callee}` retries by itself at {at}"))
+        .map(|(path, line, column)| {
+            format!("`{callee}` retries by itself at {path}:{line}:{column}")
+        })
         .collect();
     let first = cx.out.len();
     cx.report(
@@ -71,8 +73,12 @@ pub(super) fn report_call(
         notes,
     );
     // The other file's retry, for the formats that can point there.
-    let place = elsewhere.and_then(|at| {
-        crate::diagnostic::Elsewhere::parse(at, format!("`{callee}` retries here too"), 0)
+    let place = elsewhere.map(|(path, line, column)| crate::diagnostic::Elsewhere {
+        path: path.to_owned(),
+        line,
+        column,
+        message: format!("`{callee}` retries here too"),
+        note: 0,
     });
     if let (Some(d), Some(place)) = (cx.out.get_mut(first..).and_then(<[_]>::first_mut), place) {
         d.elsewhere.push(place);

@@ -352,20 +352,6 @@ pub enum Place {
     },
 }
 
-impl Place {
-    /// A place in another file written `path:line:column`, as the model writes one.
-    #[must_use]
-    pub fn there(at: &str) -> Option<Place> {
-        let (rest, column) = at.rsplit_once(':')?;
-        let (path, line) = rest.rsplit_once(':')?;
-        Some(Place::There {
-            path: path.to_owned(),
-            line: line.parse().ok()?,
-            column: column.parse().ok()?,
-        })
-    }
-}
-
 /// A remote request whose every error the site retries without looking at it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Unclassified {

@@ -173,12 +173,12 @@ impl Facts {
 }
 
 /// A definition a fact of a site was read from: a function or constant of this file (`at` is
-/// `None`, `name_span` where it is named) or of another file of the crate (`at` is
-/// `path:line:column` of its name).
+/// `None`, `name_span` where it is named) or of another file of the crate (`at` is where its
+/// name is, a [`super::Place::There`]).
 #[derive(Clone, Debug)]
 pub struct Use {
     pub name: String,
-    pub at: Option<String>,
+    pub at: Option<super::Place>,
     pub name_span: Option<proc_macro2::Span>,
     /// The facts it decided; empty while the lookup's answer is still being worked out.
     pub facts: Facts,
@@ -211,8 +211,8 @@ impl<T> Decides for Vec<T> {
 /// Functions and constants of other files of the crate, with where each is defined.
 #[derive(Default)]
 struct Imported<'a> {
-    fns: HashMap<String, Vec<(LocalFn<'a>, String)>>,
-    consts: HashMap<String, (&'a Expr, String)>,
+    fns: HashMap<String, Vec<(LocalFn<'a>, super::Place)>>,
+    consts: HashMap<String, (&'a Expr, super::Place)>,
 }
 
 impl<'a> FileScope<'a> {
@@ -472,13 +472,13 @@ impl<'a> FileScope<'a> {
 
     /// Notes a definition looked up, kept only if a [`FileScope::consult`] under way finds
     /// that it decided a fact.
-    fn used(&self, name: &str, at: Option<&str>, name_span: Option<proc_macro2::Span>) {
+    fn used(&self, name: &str, at: Option<&super::Place>, name_span: Option<proc_macro2::Span>) {
         if self.consulting.get() == 0 {
             return;
         }
         self.used.borrow_mut().push(Use {
             name: name.to_owned(),
-            at: at.map(ToOwned::to_owned),
+            at: at.cloned(),
             name_span,
             facts: Facts::NONE,
         });
@@ -551,9 +551,11 @@ impl<'a> FileScope<'a> {
     pub fn import(&mut self, file: &'a syn::File, path: &str) {
         let mut other = FileScope::default();
         other.visit_file(file);
-        // `path:line:column`, 1-based (proc-macro2 counts columns from 0, in characters).
-        let at = |span: proc_macro2::Span| {
-            format!("{path}:{}:{}", span.start().line, span.start().column + 1)
+        // 1-based line and column (proc-macro2 counts columns from 0, in characters).
+        let at = |span: proc_macro2::Span| super::Place::There {
+            path: path.to_owned(),
+            line: span.start().line,
+            column: span.start().column + 1,
         };
         for (name, fns) in other.fns {
             // A name this file defines means its own function, unless the other file's is a

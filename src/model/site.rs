@@ -1327,8 +1327,8 @@ fn evidence_since(scope: &FileScope<'_>, index: &LineIndex<'_>, mark: usize) -> 
         .used_since(mark)
         .into_iter()
         .filter_map(|u| {
-            let place = match &u.at {
-                Some(at) => Place::there(at)?,
+            let place = match u.at {
+                Some(at) => at,
                 None => Place::Here(index.span(u.name_span?)),
             };
             Some(Evidence {

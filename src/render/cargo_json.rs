@@ -670,28 +670,18 @@ fn explanation(rule: Rule) -> String {
 fn elsewhere_span(place: &Elsewhere, cwd: &Path, workspace_root: &Path) -> Option<SpanJson> {
     let path = absolute(Path::new(&place.path), cwd);
     let source = std::fs::read_to_string(&path).ok()?;
-    let mut line_start = 0;
-    for _ in 1..place.line {
-        line_start += source.get(line_start..)?.find('\n')? + 1;
+    let byte_start = Position {
+        line: place.line,
+        column: place.column,
     }
-    let line = source.get(line_start..)?.split('\n').next()?;
-    let at = line
-        .char_indices()
-        .nth(place.column.checked_sub(1)?)
-        .map(|(i, _)| i)?;
-    let width = line[at..]
-        .chars()
-        .take_while(|c| c.is_alphanumeric() || *c == '_')
-        .count()
-        .max(1);
-    let byte_end = line_start
-        + at
-        + line[at..]
-            .chars()
-            .take(width)
-            .map(char::len_utf8)
-            .sum::<usize>();
-    let start = position_at(&source, line_start + at)?;
+    .offset_in(&source);
+    // The name there; a place past the end of the file (it changed) has none.
+    let name = source[byte_start..]
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .next()
+        .filter(|n| !n.is_empty())?;
+    let byte_end = byte_start + name.len();
+    let start = position_at(&source, byte_start)?;
     let end = position_at(&source, byte_end)?;
     let file_name = path.strip_prefix(workspace_root).map_or_else(
         |_| path.to_string_lossy().into_owned(),
@@ -699,7 +689,7 @@ fn elsewhere_span(place: &Elsewhere, cwd: &Path, workspace_root: &Path) -> Optio
     );
     Some(SpanJson {
         byte_end,
-        byte_start: line_start + at,
+        byte_start,
         column_end: end.column,
         column_start: start.column,
         expansion: None,
