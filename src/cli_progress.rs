@@ -1,13 +1,13 @@
 //! The progress bar of a long scan: files checked / files found and the current rate, drawn by
 //! `indicatif` on standard error, and only when a person is watching a report meant for people.
-//! The scan itself ([`retry_audit::scan`]) knows nothing of it: it is told of each file through
+//! The scan itself ([`retry_audit::pipeline::scan`]) knows nothing of it: it is told of each file through
 //! [`Progress`].
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
-use retry_audit::scan::Progress;
+use retry_audit::pipeline::scan::Progress;
 
 use super::Format;
 

@@ -33,7 +33,7 @@ pub(crate) fn parse_selector(text: &str) -> Result<Selector, String> {
         Err(format!(
             "no rule matches `{code}`; give a rule id, name or id prefix (e.g. RA00), or ALL; \
              valid rules are {}",
-            retry_audit::render::valid_rules()
+            retry_audit::report::render::valid_rules()
         ))
     } else {
         Ok(Selector(matching))

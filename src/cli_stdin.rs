@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use retry_audit::fix;
-use retry_audit::scan::{
+use retry_audit::pipeline::scan::{
     FileReport, Outcome, ScanError, ScanOptions, ScanReport, ScanStats, SkipReason,
 };
 use retry_audit::Settings;
@@ -74,10 +74,10 @@ fn settings<'o>(input: &Input, options: &'o ScanOptions) -> Result<Cow<'o, Setti
 pub(crate) fn check(input: &Input, options: &ScanOptions) -> Result<ScanReport, ScanError> {
     let started = Instant::now();
     let mut settings = settings(input, options)?;
-    if retry_audit::scan::is_test_target(&input.path) {
+    if retry_audit::pipeline::scan::is_test_target(&input.path) {
         settings.to_mut().test_code = true;
     }
-    let outcome = match retry_audit::engine::check_bytes(&input.bytes, &settings) {
+    let outcome = match retry_audit::pipeline::engine::check_bytes(&input.bytes, &settings) {
         Ok(diagnostics) => Outcome::Checked {
             diagnostics,
             source: String::from_utf8(input.bytes.clone()).ok(),

@@ -52,10 +52,10 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::diagnostic::Position;
-use crate::engine::Settings;
-use crate::model::Extensions;
-use crate::registry::{Level, Rule};
+use crate::analysis::Extensions;
+use crate::checks::registry::{Level, Rule};
+use crate::checks::Settings;
+use crate::source::Position;
 
 /// Configuration file names, in the order they are looked for in each directory.
 pub const FILE_NAMES: [&str; 2] = [".retry-audit.toml", "retry-audit.toml"];
@@ -202,7 +202,7 @@ struct RawConfig {
     #[serde(default)]
     per_path: Vec<RawPerPath>,
     #[serde(default)]
-    extend: crate::model::known::RawExtensions,
+    extend: crate::analysis::known::RawExtensions,
 }
 
 #[derive(Debug, Deserialize)]

@@ -13,9 +13,11 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::diagnostic::{Diagnostic, Edit};
-use crate::engine::{self, FileError, Settings};
-use crate::registry::Rule;
+use crate::checks::diagnostic::{Diagnostic, Edit};
+use crate::checks::registry::Rule;
+use crate::checks::Settings;
+use crate::pipeline::engine;
+use crate::report::FileError;
 
 /// The most check-and-fix rounds run on one file. A round applies every fix that does not
 /// overlap an earlier one; overlapping fixes are recomputed on the new text and applied in the
@@ -540,8 +542,8 @@ pub struct FixSummary {
 /// fix would break the syntax). Only a failure to write `out` is an error.
 #[cfg(feature = "cli")]
 pub fn fix_report(
-    report: &crate::scan::ScanReport,
-    options: &crate::scan::ScanOptions,
+    report: &crate::pipeline::scan::ScanReport,
+    options: &crate::pipeline::scan::ScanOptions,
     mode: Mode,
     out: &mut dyn Write,
     log: &mut dyn Write,
@@ -645,11 +647,12 @@ mod tests {
 
     /// A finding at the start of the file carrying the given edits as its fix.
     fn finding(edits: Vec<Edit>) -> Diagnostic {
-        use crate::diagnostic::{Fix, Label, Position, Span};
+        use crate::checks::diagnostic::{Fix, Label};
+        use crate::source::{Position, Span};
         let at = Position { line: 1, column: 1 };
         Diagnostic {
             rule: Rule::KeyInLoop,
-            level: crate::registry::Level::Error,
+            level: crate::checks::registry::Level::Error,
             message: "m".to_owned(),
             primary: Label {
                 span: Span {

@@ -9,46 +9,40 @@
 //! The fix is here too, and always built: [`retryable`] and its runtime [`retry`], a retry that
 //! keeps every rule by construction. With `default-features = false` it is all this crate is.
 
-#[cfg(feature = "cli")]
-pub mod baseline;
+// The layers, each importing only those below it (`tests/layers.rs` holds this):
+// source < analysis < checks < report < config < pipeline < fix < cli < lsp; `retry` stands alone.
 #[cfg(feature = "analysis")]
-pub mod budget;
+pub mod analysis;
 #[cfg(feature = "analysis")]
 pub mod checks;
 #[cfg(feature = "cli")]
+pub mod cli;
+#[cfg(feature = "cli")]
 pub mod config;
-#[cfg(feature = "analysis")]
-pub mod defaults;
-#[cfg(feature = "analysis")]
-pub mod diagnostic;
-#[cfg(feature = "analysis")]
-pub mod engine;
 #[cfg(feature = "analysis")]
 pub mod fix;
 #[cfg(feature = "cli")]
 pub mod lsp;
 #[cfg(feature = "analysis")]
-pub mod model;
+pub mod pipeline;
 #[cfg(feature = "analysis")]
-pub mod prune;
-#[cfg(feature = "analysis")]
-pub mod registry;
-#[cfg(feature = "cli")]
-pub mod render;
+pub mod report;
 pub mod retry;
-#[cfg(feature = "cli")]
-pub mod scan;
 #[cfg(feature = "analysis")]
-pub mod suppress;
-#[cfg(feature = "cli")]
-pub mod workspace;
+pub mod source;
 
 #[cfg(feature = "analysis")]
-pub use diagnostic::{Diagnostic, Edit, Elsewhere, Fix, Label, Position, Span};
+pub use checks::diagnostic::{Diagnostic, Edit, Elsewhere, Fix, Label};
 #[cfg(feature = "analysis")]
-pub use engine::{check_source, FileError, Settings};
+pub use checks::registry::{Level, Rule, RuleMeta};
 #[cfg(feature = "analysis")]
-pub use registry::{Level, Rule, RuleMeta};
+pub use checks::Settings;
+#[cfg(feature = "analysis")]
+pub use pipeline::engine::check_source;
+#[cfg(feature = "analysis")]
+pub use report::FileError;
+#[cfg(feature = "analysis")]
+pub use source::{Position, Span};
 
 // The runtime (`retry`) is always built, whatever the features; this is its attribute.
 pub use retry_audit_macros::retryable;

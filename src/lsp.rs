@@ -42,11 +42,13 @@ use lsp_types::{
     TextDocumentSyncSaveOptions, TextEdit, Url, WorkspaceEdit,
 };
 
+use crate::checks::diagnostic::{Diagnostic, Label};
+use crate::checks::registry::Level;
+use crate::checks::Settings;
 use crate::config;
-use crate::diagnostic::{Diagnostic, Label};
-use crate::engine::{self, FileError, Settings};
 use crate::fix;
-use crate::registry::Level;
+use crate::pipeline::engine;
+use crate::report::FileError;
 
 /// The `source` of every diagnostic this server publishes.
 pub const SOURCE: &str = "retry-audit";
@@ -515,7 +517,7 @@ fn analyse_text(uri: &Url, text: &str, settings: &Settings, encoding: Encoding) 
     whole.full_parse = true;
     whole.test_code = uri
         .to_file_path()
-        .is_ok_and(|p| crate::scan::is_test_target(&p));
+        .is_ok_and(|p| crate::pipeline::scan::is_test_target(&p));
     let settings = &whole;
     let index = LineIndex::new(text);
     let checked = engine::check_source_with_facts(text, settings).and_then(|(found, facts)| {
@@ -542,7 +544,7 @@ fn analyse_text(uri: &Url, text: &str, settings: &Settings, encoding: Encoding) 
             let mut files: Vec<(std::path::PathBuf, bool)> = crate_files(&path)
                 .into_iter()
                 .map(|p| {
-                    let in_tests = crate::scan::is_test_target(&p);
+                    let in_tests = crate::pipeline::scan::is_test_target(&p);
                     (p, in_tests)
                 })
                 .collect();
@@ -601,7 +603,7 @@ fn analyse_text(uri: &Url, text: &str, settings: &Settings, encoding: Encoding) 
 /// The other files of `path`'s crate (the files under the nearest directory with a
 /// `Cargo.toml`, not in a nested package, `target` or an ignored directory) that define one of
 /// `names`, as the scan imports them: a name defined in several files is left unknown, and at
-/// most [`crate::scan::MAX_IMPORTS`] files are brought in. Which names a file defines is read
+/// most [`crate::pipeline::scan::MAX_IMPORTS`] files are brought in. Which names a file defines is read
 /// from its text (`fn name`, `const NAME`, `static NAME`) and remembered until the file
 /// changes on disk, so that an edit costs a walk of the crate's directory, not a read of every
 /// file; the engine then looks the definitions up in the parsed files.
@@ -611,7 +613,7 @@ fn definitions_elsewhere(path: &std::path::Path, names: &[String]) -> Vec<(Strin
     };
     let wanted: Vec<(u64, &String)> = names
         .iter()
-        .map(|n| (crate::model::name_key(n), n))
+        .map(|n| (crate::analysis::name_key(n), n))
         .collect();
     let mut found: HashMap<u64, Vec<std::path::PathBuf>> = HashMap::new();
     let mut index = DEFINED
@@ -651,7 +653,7 @@ fn definitions_elsewhere(path: &std::path::Path, names: &[String]) -> Vec<(Strin
         .collect();
     from.sort();
     from.dedup();
-    from.truncate(crate::scan::MAX_IMPORTS);
+    from.truncate(crate::pipeline::scan::MAX_IMPORTS);
     from.into_iter()
         .filter_map(|p| Some((p.display().to_string(), std::fs::read(&p).ok()?)))
         .collect()
@@ -663,8 +665,8 @@ const KEPT_CRATES: usize = 4;
 thread_local! {
     /// The crates whose files a document's retry loop followed values into, by root
     /// directory: kept between edits, each file read again only when it changed on disk (see
-    /// [`crate::defaults::Crate::refresh`]). Syntax trees stay on the server's thread.
-    static CRATES: std::cell::RefCell<HashMap<std::path::PathBuf, crate::defaults::Crate>> =
+    /// [`crate::analysis::crate_values::Crate::refresh`]). Syntax trees stay on the server's thread.
+    static CRATES: std::cell::RefCell<HashMap<std::path::PathBuf, crate::analysis::crate_values::Crate>> =
         std::cell::RefCell::new(HashMap::new());
 }
 
@@ -711,7 +713,7 @@ type DefinedIndex = HashMap<std::path::PathBuf, (Stamp, Vec<u64>)>;
 static DEFINED: std::sync::OnceLock<std::sync::Mutex<DefinedIndex>> = std::sync::OnceLock::new();
 
 /// The names a file's text defines as functions, constants or statics (`fn name`, `const
-/// NAME`, `static NAME`), as [`crate::model::name_key`]s, sorted. Read from the words, not
+/// NAME`, `static NAME`), as [`crate::analysis::name_key`]s, sorted. Read from the words, not
 /// parsed: a name in a comment counts too, which costs at most a useless import.
 fn defined_names(text: &str) -> Vec<u64> {
     let is_ident = |c: char| c.is_alphanumeric() || c == '_';
@@ -732,9 +734,9 @@ fn defined_names(text: &str) -> Vec<u64> {
                 } else {
                     name
                 };
-                out.push(crate::model::name_key(name));
+                out.push(crate::analysis::name_key(name));
                 if let (Some(ty), "fn") = (owner, w) {
-                    out.push(crate::model::name_key(&format!("{ty}::{name}")));
+                    out.push(crate::analysis::name_key(&format!("{ty}::{name}")));
                 }
             }
         }
@@ -1024,9 +1026,9 @@ mod tests {
             "impl Connector {\n    pub fn connect(&mut self) {}\n}\nconst LIMIT: u32 = 3;\n",
         );
         for name in ["connect", "Connector::connect", "LIMIT"] {
-            assert!(keys.contains(&crate::model::name_key(name)), "{name}");
+            assert!(keys.contains(&crate::analysis::name_key(name)), "{name}");
         }
-        assert!(!keys.contains(&crate::model::name_key("Connector::LIMIT")));
+        assert!(!keys.contains(&crate::analysis::name_key("Connector::LIMIT")));
     }
 
     fn pos(line: u32, character: u32) -> Position {
@@ -1077,7 +1079,7 @@ mod tests {
     #[test]
     fn engine_positions_map_to_offsets() {
         let text = "\u{feff}ab\né🦀x\n";
-        let at = |line, column| crate::diagnostic::Position { line, column }.offset_in(text);
+        let at = |line, column| crate::source::Position { line, column }.offset_in(text);
         assert_eq!(at(1, 1), 3);
         assert_eq!(at(2, 3), text.find('x').unwrap());
         assert_eq!(at(9, 1), text.len());

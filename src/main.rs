@@ -12,12 +12,14 @@ use std::time::{Duration, Instant};
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use codespan_reporting::term::termcolor::WriteColor;
 
-use retry_audit::render::location::Root;
-use retry_audit::render::{
+use retry_audit::cli::workspace;
+use retry_audit::config;
+use retry_audit::pipeline::scan::{self, ScanOptions, ScanReport};
+use retry_audit::report::baseline;
+use retry_audit::report::render::location::Root;
+use retry_audit::report::render::{
     self, cargo_json, concise, github, gitlab, human, json, sarif, statistics,
 };
-use retry_audit::scan::{self, ScanOptions, ScanReport};
-use retry_audit::{baseline, config, workspace};
 use retry_audit::{fix, lsp};
 use retry_audit::{Level, Rule, Settings};
 

@@ -3,7 +3,7 @@
 
 #![cfg(feature = "analysis")]
 
-use retry_audit::model::Extensions;
+use retry_audit::analysis::Extensions;
 use retry_audit::{check_source, Settings};
 
 fn rules(src: &str, ext: Extensions) -> Vec<&'static str> {

@@ -20,7 +20,7 @@ use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use retry_audit::scan::{scan, Outcome, ScanOptions};
+use retry_audit::pipeline::scan::{scan, Outcome, ScanOptions};
 use retry_audit::{check_source, Diagnostic, Rule, Settings};
 
 /// Folders whose files must produce nothing and so carry no annotation.
@@ -340,14 +340,16 @@ fn crate_fixtures_need_the_crate() {
         // A package's layout is a reason of its own: its `tests/` and `benches/` are test code.
         let laid_out = members
             .iter()
-            .any(|f| retry_audit::scan::is_test_target(&f.path));
+            .any(|f| retry_audit::pipeline::scan::is_test_target(&f.path));
         if laid_out {
             let findings: usize = scanned
                 .files
                 .iter()
                 .map(|f| match &f.outcome {
-                    retry_audit::scan::Outcome::Checked { diagnostics, .. } => diagnostics.len(),
-                    retry_audit::scan::Outcome::Skipped(_) => 0,
+                    retry_audit::pipeline::scan::Outcome::Checked { diagnostics, .. } => {
+                        diagnostics.len()
+                    }
+                    retry_audit::pipeline::scan::Outcome::Skipped(_) => 0,
                 })
                 .sum();
             let alone: usize = members

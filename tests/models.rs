@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use retry_audit::model::known::{builtin, List, Models};
+use retry_audit::analysis::known::{builtin, List, Models};
 use retry_audit::{check_source, Settings};
 
 fn fixture_files() -> Vec<(PathBuf, String)> {

@@ -1,4 +1,4 @@
-//! The pre-filter (`src/prune.rs`) is sound: a file checked with the function bodies that cannot
+//! The pre-filter (`src/analysis/prefilter.rs`) is sound: a file checked with the function bodies that cannot
 //! matter blanked gives exactly the findings, and the crate-wide facts, of a full parse.
 //!
 //! Every fixture and adversarial input is compared here; the ignored test does the same on a
@@ -8,9 +8,10 @@
 
 use std::path::{Path, PathBuf};
 
-use retry_audit::engine::{self, Settings};
-use retry_audit::model::Extensions;
-use retry_audit::prune;
+use retry_audit::analysis::prefilter;
+use retry_audit::analysis::Extensions;
+use retry_audit::checks::Settings;
+use retry_audit::pipeline::engine;
 
 /// The `.rs` files under `dir`, sorted.
 fn rust_files(dir: &Path) -> Vec<PathBuf> {
@@ -50,7 +51,7 @@ fn outcome(text: &str, full_parse: bool) -> String {
 /// Compares both modes on `text`; returns (bytes blanked, whether the pruned text parsed).
 fn compare(path: &Path, text: &str) -> (usize, bool) {
     let body = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let pruned = prune::pruned(body, &Extensions::default());
+    let pruned = prefilter::pruned(body, &Extensions::default());
     if let Some(pruned) = &pruned {
         assert_eq!(pruned.len(), body.len(), "{}: length kept", path.display());
         let lines = |s: &str| s.match_indices('\n').map(|(i, _)| i).collect::<Vec<_>>();
@@ -93,7 +94,7 @@ fn pruned_and_full_parses_agree_on_every_fixture_and_adversarial_input() {
     let mut files = rust_files(&root.join("fixtures"));
     files.extend(rust_files(&root.join("tests/adversarial")));
     files.push(root.join("examples/storm.rs"));
-    files.push(root.join("src/prune.rs"));
+    files.push(root.join("src/analysis/prefilter.rs"));
     assert!(files.len() > 50, "the fixtures are found: {}", files.len());
     let blanked = on_big_stack(|| {
         let mut blanked = 0;

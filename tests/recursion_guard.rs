@@ -1,8 +1,8 @@
 //! Every recursive function of the analysis enters the depth budget.
 //!
 //! A file of ordinary code once aborted the whole scan: a walk followed a constant to itself
-//! (`const LIMBS: usize = LIMBS;`) until the stack overflowed. The budget (`src/budget.rs`) makes
-//! one file "too complex to analyse" instead, but only for walks that call `budget::enter()`.
+//! (`const LIMBS: usize = LIMBS;`) until the stack overflowed. The budget (`src/analysis/limits.rs`) makes
+//! one file "too complex to analyse" instead, but only for walks that call `limits::enter()`.
 //! This test reads the analysis's own source with `syn`, builds its call graph by name (an
 //! over-approximation: a method call may reach any method of that name), finds the functions on
 //! a cycle (recursion, direct or through others, the `syn::visit` default walks included), and
@@ -147,7 +147,7 @@ impl Collector<'_> {
             self.call(Call::DefaultWalk);
             return;
         }
-        if segs.len() >= 2 && last == "enter" && segs[segs.len() - 2] == "budget" {
+        if segs.len() >= 2 && last == "enter" && segs[segs.len() - 2] == "limits" {
             if let Some(&i) = self.current.last() {
                 self.funcs[i].guarded = true;
             }
@@ -297,8 +297,15 @@ fn analysis_files(root: &Path) -> Vec<PathBuf> {
         if dir.is_dir() {
             let mut stack = vec![dir];
             while let Some(d) = stack.pop() {
+                // Submodules only the command line builds (`#[cfg(feature = "cli")] pub mod x;`
+                // in the folder's `mod.rs`) are not the analysis.
+                let cli_only = cli_submodules(&d.join("mod.rs"));
                 for entry in std::fs::read_dir(&d).expect("read_dir") {
                     let path = entry.expect("entry").path();
+                    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
+                    if stem.is_some_and(|s| cli_only.contains(&s)) {
+                        continue;
+                    }
                     if path.is_dir() {
                         stack.push(path);
                     } else if path.extension().is_some_and(|e| e == "rs") {
@@ -310,6 +317,28 @@ fn analysis_files(root: &Path) -> Vec<PathBuf> {
     }
     files.sort();
     files
+}
+
+/// The submodules a `mod.rs` declares under `#[cfg(feature = "cli")]`.
+fn cli_submodules(mod_rs: &Path) -> BTreeSet<String> {
+    let Ok(text) = std::fs::read_to_string(mod_rs) else {
+        return BTreeSet::new();
+    };
+    let file = syn::parse_file(&text).expect("mod.rs parses");
+    file.items
+        .iter()
+        .filter_map(|item| match item {
+            syn::Item::Mod(m) if m.attrs.iter().any(is_cli_cfg) => Some(m.ident.to_string()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn is_cli_cfg(a: &syn::Attribute) -> bool {
+    a.path().is_ident("cfg")
+        && a.meta
+            .require_list()
+            .is_ok_and(|l| l.tokens.to_string().replace(' ', "") == "feature=\"cli\"")
 }
 
 /// Tarjan's strongly connected components, iteratively.
@@ -501,10 +530,10 @@ fn an_unguarded_cycle_is_found_and_a_guard_anywhere_on_it_breaks_it() {
         ["m.rs: V::visit_expr", "m.rs: a", "m.rs: b"]
     );
     let (_, missing) = unguarded_cycles(&source(
-        "fn a(x: u8) { let _guard = crate::budget::enter(); b(x) }\n\
+        "fn a(x: u8) { let _guard = crate::analysis::limits::enter(); b(x) }\n\
          fn b(x: u8) { if x > 0 { a(x - 1) } }\n\
          struct V;\n\
-         impl<'a> Visit<'a> for V { fn visit_expr(&mut self, e: &'a Expr) { let _g = budget::enter(); syn::visit::visit_expr(self, e) } }\n",
+         impl<'a> Visit<'a> for V { fn visit_expr(&mut self, e: &'a Expr) { let _g = limits::enter(); syn::visit::visit_expr(self, e) } }\n",
     ));
     assert!(missing.is_empty(), "{missing:?}");
 }
@@ -514,7 +543,7 @@ fn every_recursive_function_of_the_analysis_takes_the_budget() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let paths = analysis_files(root);
     assert!(
-        paths.iter().any(|f| f.ends_with("src/model/mod.rs")),
+        paths.iter().any(|f| f.ends_with("src/analysis/mod.rs")),
         "the analysis modules were not found: {paths:?}"
     );
     let files: Vec<(String, String, String)> = paths
@@ -550,7 +579,7 @@ fn every_recursive_function_of_the_analysis_takes_the_budget() {
     assert!(
         missing.is_empty(),
         "{} of the {recursive} recursive functions of the analysis are on a cycle that never calls \
-         `budget::enter()`:\n{listing}",
+         `limits::enter()`:\n{listing}",
         missing.len()
     );
 }

@@ -11,7 +11,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use retry_audit::scan::{scan, ScanOptions};
+use retry_audit::pipeline::scan::{scan, ScanOptions};
 use retry_audit::{check_source, Diagnostic, Level, Rule, Settings};
 
 /// A bounded retry with a fixed one-second pause: RA002 on line 5 (`{}` marks where a

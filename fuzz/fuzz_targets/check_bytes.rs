@@ -1,4 +1,4 @@
-//! libFuzzer target: arbitrary bytes as a file, to `retry_audit::engine::check_bytes`.
+//! libFuzzer target: arbitrary bytes as a file, to `retry_audit::pipeline::engine::check_bytes`.
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {

@@ -1,5 +1,5 @@
 //! libFuzzer target: a fixture mutated by the input (see `retry_audit_fuzz::mutate`), to
-//! `retry_audit::engine::check_source`.
+//! `retry_audit::pipeline::engine::check_source`.
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {

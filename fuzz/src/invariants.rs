@@ -1,8 +1,10 @@
 //! What must hold of the checker's answer for any input: a violation panics (a crash for the
 //! fuzzer), with a message that says which promise was broken.
 
-use retry_audit::budget;
-use retry_audit::engine::{self, FileError, Settings};
+use retry_audit::analysis::limits;
+use retry_audit::checks::Settings;
+use retry_audit::pipeline::engine;
+use retry_audit::report::FileError;
 use retry_audit::{Diagnostic, Edit, Label, Level, Position};
 
 /// Syntax depth up to which the analysis of a file never nests too deeply (the deepest of the
@@ -41,11 +43,11 @@ pub fn check(src: &[u8], settings: &Settings, result: &Result<Vec<Diagnostic>, F
             );
         }
         Err(FileError::TooDeep) => {
-            let depth = budget::syntax_depth(parsed);
+            let depth = limits::syntax_depth(parsed);
             assert!(
-                depth > budget::MAX_SYNTAX_DEPTH,
+                depth > limits::MAX_SYNTAX_DEPTH,
                 "refused as too deep at a syntax depth of {depth} (limit {})",
-                budget::MAX_SYNTAX_DEPTH
+                limits::MAX_SYNTAX_DEPTH
             );
         }
         Err(FileError::TooComplex(why)) => {
@@ -53,9 +55,9 @@ pub fn check(src: &[u8], settings: &Settings, result: &Result<Vec<Diagnostic>, F
             // stack limit reached is a walk that follows names without end (a cycle). Work
             // grows faster than the file in places (a `match` of thousands of arms in a loop),
             // but a small file that runs out of it is a walk that explodes.
-            let depth = budget::syntax_depth(parsed);
+            let depth = limits::syntax_depth(parsed);
             let small = parsed.len() <= SMALL;
-            let allowed = depth > SHALLOW || (why.0 == budget::Limit::Work && !small);
+            let allowed = depth > SHALLOW || (why.0 == limits::Limit::Work && !small);
             assert!(
                 allowed,
                 "a file of {} bytes and syntax depth {depth} refused as too complex: {why}",

@@ -3,7 +3,7 @@
 //!
 //! Two targets:
 //!
-//! - [`run_bytes`]: arbitrary bytes to [`retry_audit::engine::check_bytes`], every rule on.
+//! - [`run_bytes`]: arbitrary bytes to [`retry_audit::pipeline::engine::check_bytes`], every rule on.
 //!   Seeded with the files of `fixtures/`, most inputs are near-Rust; libFuzzer's byte mutations
 //!   reach the tokenizer, the parser, the nesting guard and the UTF-8 check.
 //! - [`run_mutated`]: the input is a *program* of source mutations ([`mutate`]) applied to one of
@@ -25,7 +25,8 @@ pub mod mutate;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use retry_audit::engine::{self, Settings};
+use retry_audit::checks::Settings;
+use retry_audit::pipeline::engine;
 use retry_audit::{Level, Rule};
 
 /// A source file the mutations start from.
@@ -116,7 +117,7 @@ pub fn on_big_stack<R: Send>(f: impl FnOnce() -> R + Send) -> R {
             .name("fuzz-check".to_owned())
             .stack_size(engine::PARSE_STACK)
             .spawn_scoped(s, || {
-                retry_audit::budget::thread_started_with_stack(engine::PARSE_STACK);
+                retry_audit::analysis::limits::thread_started_with_stack(engine::PARSE_STACK);
                 f()
             })
             .expect("spawn the checker thread");

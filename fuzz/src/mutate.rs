@@ -8,7 +8,7 @@
 use std::fmt::Write as _;
 
 use arbitrary::Unstructured;
-use retry_audit::engine::Settings;
+use retry_audit::checks::Settings;
 use retry_audit::{Level, Rule};
 
 use crate::Seed;

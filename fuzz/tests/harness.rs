@@ -2,8 +2,9 @@
 //! both targets, the mutator mostly yields Rust the parser accepts, and the invariants do reject
 //! a wrong answer (they are not vacuous).
 
-use retry_audit::budget;
-use retry_audit::engine::{check_source, FileError};
+use retry_audit::analysis::limits;
+use retry_audit::pipeline::engine::check_source;
+use retry_audit::report::FileError;
 use retry_audit::{Diagnostic, Label, Level, Position, Rule, Span};
 use retry_audit_fuzz::{
     all_rules, invariants, mutate, on_big_stack, run_bytes, run_mutated, seeds,
@@ -122,8 +123,8 @@ fn the_invariants_reject_wrong_answers() {
             ..diagnostic_at(good)
         }]),
         Err(FileError::TooDeep),
-        Err(FileError::TooComplex(budget::Exhausted(
-            budget::Limit::Depth,
+        Err(FileError::TooComplex(limits::Exhausted(
+            limits::Limit::Depth,
         ))),
         Err(FileError::NotUtf8 { offset: 0 }),
         Err(FileError::Parse {

@@ -1,8 +1,8 @@
 //! RA008 blocking-sleep-in-async: `std::thread::sleep` in an async retry.
 
 use super::{label, site_label, Context};
-use crate::model::RetrySite;
-use crate::registry::Rule;
+use crate::analysis::RetrySite;
+use crate::checks::registry::Rule;
 
 pub(super) fn check(site: &RetrySite, cx: &mut Context<'_>) {
     if !site.in_async {

@@ -1,8 +1,8 @@
 //! RA002 fixed-delay: the wait between attempts is the same every time.
 
 use super::{label, site_label, Context};
-use crate::model::{Delay, DelayKind, RetrySite};
-use crate::registry::Rule;
+use crate::analysis::{Delay, DelayKind, RetrySite};
+use crate::checks::registry::Rule;
 
 fn is_fixed(delay: &Delay) -> bool {
     delay.kind == DelayKind::Constant && !delay.jitter

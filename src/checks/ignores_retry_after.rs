@@ -1,8 +1,8 @@
 //! RA006 ignores-retry-after: 429 or 503 is retried and the server's wait hint is never read.
 
 use super::{label, site_label, Context};
-use crate::model::{RetrySite, StatusRetry};
-use crate::registry::Rule;
+use crate::analysis::{RetrySite, StatusRetry};
+use crate::checks::registry::Rule;
 
 /// A condition that picks out 429 or 503 by name and goes round again on it (not merely "any
 /// failure", which RA004 is about).

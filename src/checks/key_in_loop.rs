@@ -1,8 +1,8 @@
 //! RA005 key-in-loop: an idempotency/request/dedup key is made per attempt.
 
 use super::{label, site_label, Context};
-use crate::model::RetrySite;
-use crate::registry::Rule;
+use crate::analysis::RetrySite;
+use crate::checks::registry::Rule;
 
 pub(super) fn check(site: &RetrySite, cx: &mut Context<'_>) {
     for key in &site.keys {

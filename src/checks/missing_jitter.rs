@@ -1,8 +1,8 @@
 //! RA003 missing-jitter: the wait grows but no randomness enters it.
 
 use super::{label, site_label, Context};
-use crate::model::{Delay, DelayKind, RetrySite};
-use crate::registry::Rule;
+use crate::analysis::{Delay, DelayKind, RetrySite};
+use crate::checks::registry::Rule;
 
 fn grows_without_jitter(delay: &Delay) -> bool {
     delay.kind == DelayKind::Growing && !delay.jitter

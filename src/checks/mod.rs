@@ -2,6 +2,11 @@
 //! the message and help come from `rules/*.toml`, printing from the front ends.
 
 mod blocking_sleep_in_async;
+pub mod diagnostic;
+pub mod registry;
+mod settings;
+
+pub use settings::Settings;
 mod fixed_delay;
 mod ignores_retry_after;
 mod key_in_loop;
@@ -13,10 +18,10 @@ mod unbounded_retry;
 mod uncapped_backoff;
 mod unsafe_write_retry;
 
-use crate::diagnostic::{Diagnostic, Fix, Label, Span};
-use crate::engine::Settings;
-use crate::model::{Evidence, Facts, FileModel, Place, RetrySite, SiteKind};
-use crate::registry::{Level, Rule};
+use crate::analysis::{Evidence, Facts, FileModel, Place, RetrySite, SiteKind};
+use crate::checks::diagnostic::{Diagnostic, Fix, Label};
+use crate::checks::registry::{Level, Rule};
+use crate::source::Span;
 
 /// Collects the findings of one file.
 pub(crate) struct Context<'s> {
@@ -137,7 +142,7 @@ const PACING: &[Rule] = &[
 /// RA010 for a call to a function that retries in another file.
 #[must_use]
 pub fn nested_retry_across(
-    call: &crate::engine::SiteCall,
+    call: &crate::analysis::SiteCall,
     elsewhere: (&str, usize, usize),
     settings: &Settings,
 ) -> Diagnostic {
@@ -212,7 +217,7 @@ pub fn run(model: &FileModel, settings: &Settings) -> Vec<Diagnostic> {
     }
     // A key that two retry sites make per attempt (a loop inside a function that also retries
     // by calling itself) is still made per attempt once hoisted out of the loop: no fix then.
-    let mut keys: std::collections::HashMap<crate::diagnostic::Span, usize> =
+    let mut keys: std::collections::HashMap<crate::source::Span, usize> =
         std::collections::HashMap::new();
     for d in cx.out.iter().filter(|d| d.rule == Rule::KeyInLoop) {
         *keys.entry(d.primary.span).or_default() += 1;
@@ -258,7 +263,7 @@ fn show_evidence(d: &mut Diagnostic, evidence: &[Evidence], reads: Facts) {
                     e.name,
                     decides(e.facts, reads)
                 ));
-                d.elsewhere.push(crate::diagnostic::Elsewhere {
+                d.elsewhere.push(crate::checks::diagnostic::Elsewhere {
                     path: path.clone(),
                     line: *line,
                     column: *column,
@@ -291,9 +296,9 @@ fn decides(facts: Facts, reads: Facts) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::{show_evidence, unreachable_finding, CHECKS, SHOWN};
-    use crate::diagnostic::Span;
-    use crate::model::{Evidence, Facts, Place};
-    use crate::registry::Rule;
+    use crate::analysis::{Evidence, Facts, Place};
+    use crate::checks::registry::Rule;
+    use crate::source::Span;
 
     fn there(name: &str, facts: Facts) -> Evidence {
         Evidence {

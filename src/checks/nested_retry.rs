@@ -1,12 +1,12 @@
 //! RA010 nested-retry: a retry site's operation calls a function that retries by itself.
 //!
 //! Within one file this check runs with the others; across files the front end gathers every
-//! file's retrying functions first (see [`crate::engine::nested_retries`]).
+//! file's retrying functions first (see [`crate::pipeline::engine::nested_retries`]).
 
 use super::{label, Context};
-use crate::diagnostic::Span;
-use crate::model::{RetrySite, SiteKind};
-use crate::registry::Rule;
+use crate::analysis::{RetrySite, SiteKind};
+use crate::checks::registry::Rule;
+use crate::source::Span;
 
 pub(super) fn check(site: &RetrySite, cx: &mut Context<'_>) {
     let retrying = std::mem::take(&mut cx.retrying);
@@ -73,13 +73,15 @@ pub(super) fn report_call(
         notes,
     );
     // The other file's retry, for the formats that can point there.
-    let place = elsewhere.map(|(path, line, column)| crate::diagnostic::Elsewhere {
-        path: path.to_owned(),
-        line,
-        column,
-        message: format!("`{callee}` retries here too"),
-        note: 0,
-    });
+    let place = elsewhere.map(
+        |(path, line, column)| crate::checks::diagnostic::Elsewhere {
+            path: path.to_owned(),
+            line,
+            column,
+            message: format!("`{callee}` retries here too"),
+            note: 0,
+        },
+    );
     if let (Some(d), Some(place)) = (cx.out.get_mut(first..).and_then(<[_]>::first_mut), place) {
         d.elsewhere.push(place);
     }

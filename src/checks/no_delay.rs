@@ -1,8 +1,8 @@
 //! RA011 no-delay: the site goes round again with no wait at all.
 
 use super::{label, site_label, Context};
-use crate::model::{RetrySite, SiteKind, Unpaced};
-use crate::registry::Rule;
+use crate::analysis::{RetrySite, SiteKind, Unpaced};
+use crate::checks::registry::Rule;
 
 pub(super) fn check(site: &RetrySite, cx: &mut Context<'_>) {
     // A deliberate immediate re-run of one picked-out condition (a name collision, a stale

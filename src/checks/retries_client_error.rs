@@ -2,8 +2,8 @@
 //! site retries every error of a remote request without looking at it.
 
 use super::{label, site_label, Context};
-use crate::model::{RetrySite, SiteKind};
-use crate::registry::Rule;
+use crate::analysis::{RetrySite, SiteKind};
+use crate::checks::registry::Rule;
 
 pub(super) fn check(site: &RetrySite, cx: &mut Context<'_>) {
     let mut reported = false;

@@ -1,8 +1,8 @@
 //! RA001 unbounded-retry: the site can retry forever.
 
 use super::{label, Context};
-use crate::model::{Bound, RetrySite, SiteKind};
-use crate::registry::Rule;
+use crate::analysis::{Bound, RetrySite, SiteKind};
+use crate::checks::registry::Rule;
 
 pub(super) fn check(site: &RetrySite, cx: &mut Context<'_>) {
     if site.kind == SiteKind::Helper || site.bound != Bound::Unbounded {

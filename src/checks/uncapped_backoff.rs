@@ -1,8 +1,8 @@
 //! RA007 uncapped-backoff: the wait grows with no maximum, past a minute within the bound.
 
 use super::{label, site_label, Context};
-use crate::model::{Bound, Delay, DelayKind, RetrySite};
-use crate::registry::Rule;
+use crate::analysis::{Bound, Delay, DelayKind, RetrySite};
+use crate::checks::registry::Rule;
 
 /// The longest wait a retry should ever make without a cap, in seconds.
 const LIMIT_SECS: f64 = 60.0;

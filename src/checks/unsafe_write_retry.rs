@@ -1,8 +1,8 @@
 //! RA009 unsafe-write-retry: a non-idempotent request is resent with no idempotency key.
 
 use super::{label, site_label, Context};
-use crate::model::{RetrySite, SiteKind};
-use crate::registry::Rule;
+use crate::analysis::{RetrySite, SiteKind};
+use crate::checks::registry::Rule;
 
 pub(super) fn check(site: &RetrySite, cx: &mut Context<'_>) {
     if site.sends_key || site.resend_safe {

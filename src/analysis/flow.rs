@@ -1,0 +1,1783 @@
+//! Path analysis of one retry candidate (a loop body, or a function body for recursion): which
+//! paths leave on success, which go round again on failure, under which status tests and which
+//! guards.
+//!
+//! Every path carries an [`Outcome`] set by the latest test it passed (`Ok`/`Err` patterns,
+//! `is_ok()`/`is_err()`, status checks) and, once a status test narrowed it, the statuses it can
+//! still carry. Paths that reach the loop's end or `continue` are recorded as [`Continue`]s; paths
+//! that leave (`return`, `break`, `panic!`, `bail!`, setting the loop's flag) as exits.
+
+use syn::{Block, Expr, Pat, Stmt};
+
+use super::names;
+use super::span::LineIndex;
+use super::status::StatusEval;
+use super::values::{mentions, place_key, LoopFacts};
+use super::{BoundKind, StatusSet};
+use crate::source::Span;
+
+/// What the latest test on a path says about the operation's result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Outcome {
+    Neutral,
+    Success,
+    Failure,
+    /// Either (`is_ok() || attempts > max`).
+    Mixed,
+}
+
+impl Outcome {
+    fn refine(self, test: Outcome) -> Outcome {
+        if test == Outcome::Neutral {
+            self
+        } else {
+            test
+        }
+    }
+
+    fn negate(self) -> Outcome {
+        match self {
+            Outcome::Success => Outcome::Failure,
+            Outcome::Failure => Outcome::Success,
+            o => o,
+        }
+    }
+
+    fn and(self, o: Outcome) -> Outcome {
+        use Outcome::{Failure, Mixed, Neutral, Success};
+        match (self, o) {
+            (Neutral, x) | (x, Neutral) => x,
+            (Mixed, _) | (_, Mixed) => Mixed,
+            (Success, Success) => Success,
+            _ => Failure,
+        }
+    }
+
+    fn or(self, o: Outcome) -> Outcome {
+        use Outcome::{Failure, Mixed, Neutral, Success};
+        match (self, o) {
+            (Neutral, Neutral) => Neutral,
+            (Success, Success) => Success,
+            (Failure, Failure) => Failure,
+            _ => Mixed,
+        }
+    }
+
+    /// May this path carry a failure?
+    #[must_use]
+    pub fn may_fail(self) -> bool {
+        matches!(self, Outcome::Failure | Outcome::Mixed)
+    }
+
+    fn of_statuses(set: StatusSet) -> Outcome {
+        let ok = StatusSet::range(200, 299);
+        let errors = StatusSet::range(400, 599);
+        if set.is_empty() {
+            Outcome::Neutral
+        } else if set.intersect(ok).is_empty() && set.intersect(errors).is_empty() {
+            // 1xx and 3xx: an interim answer or a redirect is not a failure.
+            Outcome::Neutral
+        } else if set.intersect(ok) == set {
+            Outcome::Success
+        } else if set.intersect(ok).is_empty() {
+            Outcome::Failure
+        } else {
+            Outcome::Mixed
+        }
+    }
+}
+
+/// The statuses a path can still carry after status tests, and the test that narrowed it last.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct StatusCtx {
+    pub set: StatusSet,
+    pub span: Span,
+    pub reason: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct PathState {
+    outcome: Outcome,
+    status: Option<StatusCtx>,
+    /// A guard said the failure is "not ready yet" (`WouldBlock`, `Interrupted`, `Empty`).
+    readiness: bool,
+    /// The error was inspected on this path (guard, condition on the error binding).
+    classified: bool,
+    /// Inside an unguarded `Err(e)` arm: its pattern and binding.
+    err_arm: Option<(Span, Option<String>)>,
+    /// The path passed a test of an attempt counter, a clock or a schedule.
+    bound: Option<BoundKind>,
+    /// The operation whose result the latest `Ok`/`Err` test on this path looked at.
+    op: Option<String>,
+    /// The path steps an attempt counter (`attempt += 1`, `f(retries - 1)`).
+    stepped: bool,
+    /// The path found the attempts used up (`else` of `if attempt < max`): going round from here
+    /// ends the loop rather than retrying. The limit test's span.
+    exhausted: Option<Span>,
+    /// What picking out the error on this path said of it.
+    kinds: ErrorKinds,
+    /// This path's own test picked out the error (a guard, a specific `Err(Kind)` pattern, a
+    /// condition on the error), as opposed to "every error not excluded before".
+    picked: bool,
+    /// The path went through a wait.
+    waited: bool,
+    /// A failure on this path was told apart by a later test of the error's value (`match
+    /// error { Kind::Db(e) if retryable(&e) => .., other => return Err(other) }` after the
+    /// `Err` arm turned it into `error`): the site classifies what it retries.
+    inspected: bool,
+}
+
+/// What a test that picks out an error says of it, read from its words.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ErrorKinds {
+    /// A transient failure: a timeout, a refused or reset connection, an unavailable service.
+    pub transient: bool,
+    /// A failure known to have happened before the request was processed: the connection was
+    /// refused, the transaction was rolled back (serialization failure, deadlock).
+    pub not_processed: bool,
+}
+
+impl ErrorKinds {
+    fn of(text: &str) -> Self {
+        let t = text.to_ascii_lowercase().replace([' ', '_'], "");
+        // A timeout or a reset alongside makes it ambiguous: the request may have been processed.
+        let ambiguous = [
+            "timeout",
+            "timedout",
+            "reset",
+            "aborted",
+            "brokenpipe",
+            "unexpectedeof",
+            "servererror",
+            "unavailable",
+            "isrequest",
+            "isbody",
+        ]
+        .iter()
+        .any(|w| t.contains(w));
+        let not_processed = !ambiguous
+            && [
+                "isconnect",
+                "connectionrefused",
+                "notconnected",
+                "40001",
+                "40p01",
+                "serializ",
+                "deadlock",
+                "queuefull",
+            ]
+            .iter()
+            .any(|w| t.contains(w));
+        let transient = not_processed
+            || [
+                "timeout",
+                "timedout",
+                "unavailable",
+                "transient",
+                "retryable",
+                "retriable",
+                "recoverable",
+                "servererror",
+                "connectionreset",
+                "connectionaborted",
+                "brokenpipe",
+                "toomany",
+                "throttl",
+                "temporar",
+                "isrequest",
+                "unexpectedeof",
+            ]
+            .iter()
+            .any(|w| t.contains(w));
+        ErrorKinds {
+            transient,
+            not_processed,
+        }
+    }
+
+    fn or(self, o: ErrorKinds) -> ErrorKinds {
+        ErrorKinds {
+            transient: self.transient || o.transient,
+            not_processed: self.not_processed || o.not_processed,
+        }
+    }
+}
+
+impl PathState {
+    fn start(outcome: Outcome) -> Self {
+        PathState {
+            outcome,
+            status: None,
+            readiness: false,
+            classified: false,
+            err_arm: None,
+            bound: None,
+            op: None,
+            stepped: false,
+            exhausted: None,
+            kinds: ErrorKinds::default(),
+            picked: false,
+            waited: false,
+            inspected: false,
+        }
+    }
+}
+
+/// A path that goes round again.
+#[derive(Clone, Debug)]
+pub struct Continue {
+    pub outcome: Outcome,
+    pub status: Option<StatusCtx>,
+    pub readiness: bool,
+    pub classified: bool,
+    pub err_arm: Option<Span>,
+    /// The operation that failed on this path (`send`, `compare_exchange`), when known.
+    pub op: Option<String>,
+    /// The limit test the path passed, if any.
+    pub bound: Option<BoundKind>,
+    /// The path steps an attempt counter.
+    pub stepped: bool,
+    /// The path found the attempts used up before going round.
+    pub exhausted: Option<Span>,
+    /// What picking out the error said of it.
+    pub kinds: ErrorKinds,
+    /// This path's own test picked out the error.
+    pub picked: bool,
+    /// The path went through a wait (one of [`Flow::waits`]).
+    pub waited: bool,
+    /// The failure was told apart by a test of the error's value after it was taken out of
+    /// its `Err`.
+    pub inspected: bool,
+    /// The `continue`, the recursive call, or the end of the body.
+    pub span: Span,
+}
+
+impl Continue {
+    /// Whether this path cannot go round for ever by itself: it steps the attempt counter, or it
+    /// passed a clock or schedule test. A counter test alone does not do: a path that skips the
+    /// step (`Err(RateLimited) => continue` before `attempt += 1`) goes round for ever; when no
+    /// step of a counter is visible anywhere (it happens in a helper), the test is trusted.
+    #[must_use]
+    pub fn limited(&self, counters_visible: bool) -> bool {
+        self.stepped
+            || matches!(self.bound, Some(BoundKind::Deadline | BoundKind::Schedule))
+            || (self.bound == Some(BoundKind::Counter) && !counters_visible)
+    }
+}
+
+/// How the body of a candidate behaves.
+#[derive(Clone, Debug, Default)]
+pub struct FlowResult {
+    pub success_exit: bool,
+    pub continues: Vec<Continue>,
+    /// An exit guarded by an attempt counter, a clock or a schedule.
+    pub bounded_by: Option<BoundKind>,
+    /// The expressions whose results were tested.
+    pub tested_exprs: Vec<Span>,
+    /// Whether any exit exists at all.
+    pub any_exit: bool,
+    /// A failure leaves the candidate after its error was inspected (`if !e.is_transient()
+    /// { return Err(e) }`, `Err(Error::Auth) => break`): some errors end the retries, so the
+    /// site classifies what it retries.
+    pub classifying_exit: bool,
+    /// A condition reads a classifier's verdict held in a variable (`if should_retry { .. }`).
+    pub reads_verdict: bool,
+    /// The operations whose results were tested, with the call that makes each (the tested
+    /// expression, or the `let` it was bound by).
+    pub tested_calls: Vec<(String, Span)>,
+}
+
+impl FlowResult {
+    /// Names of the operations whose results were tested (`send`, `connect`,
+    /// `compare_exchange`).
+    pub fn tested_ops(&self) -> impl Iterator<Item = &str> {
+        self.tested_calls.iter().map(|(name, _)| name.as_str())
+    }
+
+    /// The ways round after a failure that retry it: the operation may have failed, the path
+    /// is not waiting for readiness, and it did not find the attempts used up.
+    pub fn failing(&self) -> impl Iterator<Item = &Continue> {
+        self.continues
+            .iter()
+            .filter(|c| c.outcome.may_fail() && !c.readiness && c.exhausted.is_none())
+    }
+}
+
+/// Where the candidate's "go round again" comes from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Mode<'n> {
+    Loop,
+    /// A function calling itself: the name, and whether calls are `self.name(..)`.
+    Recursion(&'n str),
+}
+
+pub struct Flow<'a, 'c> {
+    pub index: &'c LineIndex<'a>,
+    pub status: &'c StatusEval<'a, 'c>,
+    pub facts: &'c LoopFacts<'a>,
+    /// The candidate loop's label (`'retry`), without the quote.
+    pub label: Option<String>,
+    pub mode: Mode<'c>,
+    /// Places in a `while` condition: assigning them leaves the loop.
+    pub flag_vars: Vec<String>,
+    /// The addresses of the body's wait calls (sleeps, waiting helpers): a path through one
+    /// waits before it goes round.
+    pub waits: std::collections::HashSet<usize>,
+    depth: usize,
+    pub result: FlowResult,
+}
+
+const MAX_STATES: usize = 48;
+
+fn merge(mut v: Vec<PathState>) -> Vec<PathState> {
+    let mut out: Vec<PathState> = Vec::with_capacity(v.len());
+    for s in v.drain(..) {
+        if !out.contains(&s) {
+            out.push(s);
+        }
+    }
+    if out.len() > MAX_STATES {
+        let mut rest = out.split_off(MAX_STATES - 1);
+        let mut m = rest
+            .pop()
+            .unwrap_or_else(|| PathState::start(Outcome::Mixed));
+        for s in rest {
+            m.outcome = m.outcome.or(s.outcome);
+            m.readiness &= s.readiness;
+            m.classified &= s.classified;
+            m.waited &= s.waited;
+            m.status = match (m.status, s.status) {
+                (Some(a), Some(b)) => Some(StatusCtx {
+                    set: a.set.union(b.set),
+                    ..a
+                }),
+                _ => None,
+            };
+        }
+        out.push(m);
+    }
+    out
+}
+
+/// What a condition says on each side.
+struct CondInfo {
+    then_o: Outcome,
+    else_o: Outcome,
+    then_set: Option<StatusSet>,
+    else_set: Option<StatusSet>,
+    readiness: bool,
+    /// The `else` is "not there yet" as much as a failure: `if let Ok(Some(status)) = get()`
+    /// awaits a value that a successful read may not have yet (a poll).
+    else_pending: bool,
+}
+
+impl CondInfo {
+    /// A test whose true side has outcome `o` and whose false side the opposite, with no status
+    /// set and no readiness.
+    fn outcome(o: Outcome) -> Self {
+        CondInfo {
+            then_o: o,
+            else_o: o.negate(),
+            then_set: None,
+            else_set: None,
+            readiness: false,
+            else_pending: false,
+        }
+    }
+}
+
+impl<'a, 'c> Flow<'a, 'c> {
+    pub fn new(
+        index: &'c LineIndex<'a>,
+        status: &'c StatusEval<'a, 'c>,
+        facts: &'c LoopFacts<'a>,
+        label: Option<String>,
+        mode: Mode<'c>,
+    ) -> Self {
+        Flow {
+            index,
+            status,
+            facts,
+            label,
+            mode,
+            flag_vars: Vec::new(),
+            waits: std::collections::HashSet::new(),
+            depth: 0,
+            result: FlowResult::default(),
+        }
+    }
+
+    /// Walks a loop body entered with `outcome` (Failure for `while res.is_err()`).
+    pub fn run_loop_body(&mut self, body: &'a Block, outcome: Outcome, end: Span) {
+        let _guard = crate::analysis::limits::enter();
+        let out = self.block(body, vec![PathState::start(outcome)]);
+        self.record_continue(out, end);
+    }
+
+    /// Walks a `while` loop: the condition is the first test (`while res.is_err()`,
+    /// `while !res.status().is_success() && attempt < 3`); leaving by it is success or a limit.
+    pub fn run_while(&mut self, cond: &'a Expr, body: &'a Block, end: Span) {
+        let _guard = crate::analysis::limits::enter();
+        let info = self.cond_info(cond);
+        let span = self.index.of(cond);
+        let text = short(self.index.text(span));
+        let set = info.then_set.map(|s| (s, span, format!("`{text}`")));
+        let mut states = Self::refined(
+            &[PathState::start(Outcome::Neutral)],
+            info.then_o,
+            set.as_ref(),
+            self.cond_op_of(cond).as_deref(),
+        );
+        Self::hint(&mut states, self.bound_kind_of(cond));
+        if info.then_o.may_fail() {
+            self.result.success_exit = true;
+        }
+        let out = self.block(body, states);
+        self.record_continue(out, end);
+    }
+
+    /// Walks a function body for self-calls; falling off the end returns.
+    pub fn run_fn_body(&mut self, body: &'a Block) {
+        let _guard = crate::analysis::limits::enter();
+        let out = self.block(body, vec![PathState::start(Outcome::Neutral)]);
+        self.record_exit(&out);
+    }
+
+    fn record_exit(&mut self, states: &[PathState]) {
+        if states.is_empty() {
+            return;
+        }
+        self.result.any_exit = true;
+        if states.iter().any(|s| {
+            s.outcome != Outcome::Success
+                && s.outcome.may_fail()
+                && (s.classified || s.picked || s.inspected || s.status.is_some())
+        }) {
+            self.result.classifying_exit = true;
+        }
+        if states
+            .iter()
+            .any(|s| matches!(s.outcome, Outcome::Success | Outcome::Mixed))
+        {
+            self.result.success_exit = true;
+        }
+        // Only a path that leaves without success can be the limit (`Ok(v) => return v` is not).
+        for s in states {
+            if s.outcome != Outcome::Success {
+                if let Some(kind) = s.bound {
+                    self.result.bounded_by = Some(kind);
+                }
+            }
+        }
+    }
+
+    /// Marks the paths that passed a test of a counter, a clock or a schedule.
+    fn hint(states: &mut [PathState], kind: Option<BoundKind>) {
+        if let Some(k) = kind {
+            for s in states {
+                s.bound = Some(k);
+            }
+        }
+    }
+
+    /// Whether a guard on an exit limits the retries: an attempt counter, a clock, a schedule.
+    fn bound_kind_of(&self, guard: &Expr) -> Option<BoundKind> {
+        let _guard = crate::analysis::limits::enter();
+        super::bound::bound_kind(guard, self.facts, self.status.locals)
+    }
+
+    /// A wait call: every path through it has waited.
+    fn mark_wait(&self, e: &Expr, states: &mut [PathState]) {
+        if self.waits.contains(&(std::ptr::from_ref(e) as usize)) {
+            for s in states {
+                s.waited = true;
+            }
+        }
+    }
+
+    fn record_continue(&mut self, states: Vec<PathState>, span: Span) {
+        for s in states {
+            self.result.continues.push(Continue {
+                outcome: s.outcome,
+                status: s.status,
+                readiness: s.readiness,
+                classified: s.classified,
+                err_arm: s.err_arm.map(|(sp, _)| sp),
+                bound: s.bound,
+                stepped: s.stepped,
+                exhausted: s.exhausted,
+                kinds: s.kinds,
+                picked: s.picked,
+                waited: s.waited,
+                inspected: s.inspected,
+                op: s.op,
+                span,
+            });
+        }
+    }
+
+    fn targets_candidate(&self, label: Option<&syn::Lifetime>) -> bool {
+        match label {
+            Some(l) => self.label.as_deref() == Some(&l.ident.to_string()),
+            None => self.depth == 0,
+        }
+    }
+
+    fn block(&mut self, block: &'a Block, mut states: Vec<PathState>) -> Vec<PathState> {
+        let _guard = crate::analysis::limits::enter();
+        for stmt in &block.stmts {
+            if states.is_empty() {
+                break;
+            }
+            states = self.stmt(stmt, states);
+        }
+        states
+    }
+
+    fn stmt(&mut self, stmt: &'a Stmt, states: Vec<PathState>) -> Vec<PathState> {
+        let _guard = crate::analysis::limits::enter();
+        match stmt {
+            Stmt::Local(l) => {
+                let Some(init) = &l.init else {
+                    return states;
+                };
+                let states = self.expr(&init.expr, states);
+                match &init.diverge {
+                    Some((_, else_expr)) => {
+                        // let Ok(x) = op() else { ... };  /  let Some(d) = delays.next() else { .. };
+                        let pat_o = pat_outcome(&l.pat).unwrap_or(Outcome::Neutral);
+                        self.note_tested(&init.expr, pat_o);
+                        let init_op = self.op_of(&init.expr);
+                        let bound = self.bound_kind_of(&init.expr);
+                        let mut else_states =
+                            Self::refined(&states, pat_o.negate(), None, init_op.as_deref());
+                        Self::hint(&mut else_states, bound);
+                        let _ = self.expr(else_expr, else_states);
+                        let mut go_on = Self::refined(&states, pat_o, None, init_op.as_deref());
+                        Self::hint(&mut go_on, bound);
+                        go_on
+                    }
+                    None => states,
+                }
+            }
+            Stmt::Expr(e, _) => self.expr(e, states),
+            Stmt::Macro(m) => self.mac(&m.mac, states),
+            Stmt::Item(_) => states,
+        }
+    }
+
+    /// The states after a test: `o` is what the test says of the result of `op`; `set`, the
+    /// statuses it admits. A success of another operation (`self.login()` inside a failure arm)
+    /// does not turn a failed attempt into a success.
+    fn refined(
+        states: &[PathState],
+        o: Outcome,
+        set: Option<&(StatusSet, Span, String)>,
+        op: Option<&str>,
+    ) -> Vec<PathState> {
+        states
+            .iter()
+            .map(|s| {
+                let mut s = s.clone();
+                let other_op_success = o == Outcome::Success
+                    && s.outcome.may_fail()
+                    && op.is_some()
+                    && s.op.as_deref() != op;
+                if other_op_success {
+                    return s;
+                }
+                s.outcome = s.outcome.refine(o);
+                if let (Some(op), Outcome::Success | Outcome::Failure | Outcome::Mixed) = (op, o) {
+                    s.op = Some(op.to_owned());
+                }
+                if let Some((set, span, reason)) = set {
+                    // What earlier tests on this path admitted narrows this one: after
+                    // `if !status.is_success() { return .. }`, `status != 301` is a success.
+                    let prev = s.status.as_ref().map_or(StatusSet::all(), |c| c.set);
+                    let now = prev.intersect(*set);
+                    s.status = Some(StatusCtx {
+                        set: now,
+                        span: *span,
+                        reason: reason.clone(),
+                    });
+                    s.outcome = s.outcome.refine(Outcome::of_statuses(now));
+                }
+                if o == Outcome::Success {
+                    s.err_arm = None;
+                }
+                s
+            })
+            .collect()
+    }
+
+    fn expr(&mut self, e: &'a Expr, states: Vec<PathState>) -> Vec<PathState> {
+        let _guard = crate::analysis::limits::enter();
+        if states.is_empty() {
+            return states;
+        }
+        match e {
+            Expr::Return(r) => {
+                let states = match &r.expr {
+                    Some(x) => self.expr(x, states),
+                    None => states,
+                };
+                self.record_exit(&states);
+                Vec::new()
+            }
+            Expr::Break(b) => {
+                let states = match &b.expr {
+                    Some(x) => self.expr(x, states),
+                    None => states,
+                };
+                if self.targets_candidate(b.label.as_ref()) {
+                    self.record_exit(&states);
+                } else if b.label.is_some() && self.depth == 0 {
+                    // Breaks out of an enclosing block or loop: leaves the candidate too.
+                    self.record_exit(&states);
+                }
+                Vec::new()
+            }
+            Expr::Continue(c) => {
+                if self.targets_candidate(c.label.as_ref()) {
+                    self.record_continue(states, self.index.of(c));
+                } else if c.label.is_some() && self.depth == 0 {
+                    // Continues an outer loop: leaves this one.
+                    self.record_exit(&states);
+                }
+                Vec::new()
+            }
+            Expr::If(i) => self.if_expr(i, states),
+            Expr::Match(m) => self.match_expr(m, states),
+            Expr::Block(b) => self.block(&b.block, states),
+            Expr::Unsafe(b) => self.block(&b.block, states),
+            Expr::Loop(l) => {
+                self.depth += 1;
+                let _ = self.block(&l.body, states.clone());
+                self.depth -= 1;
+                states
+            }
+            Expr::While(w) => {
+                let states = self.expr(&w.cond, states);
+                self.depth += 1;
+                let _ = self.block(&w.body, states.clone());
+                self.depth -= 1;
+                states
+            }
+            Expr::ForLoop(f) => {
+                let states = self.expr(&f.expr, states);
+                self.depth += 1;
+                let _ = self.block(&f.body, states.clone());
+                self.depth -= 1;
+                states
+            }
+            // `Box::pin(async move { .. self.f(..).await })`: the body of a recursive function.
+            Expr::Async(a) if matches!(self.mode, Mode::Recursion(_)) => {
+                self.block(&a.block, states)
+            }
+            Expr::Macro(m) => self.mac(&m.mac, states),
+            Expr::Call(c) => {
+                let mut states = self.expr(&c.func, states);
+                for a in &c.args {
+                    states = self.expr(a, states);
+                }
+                self.mark_wait(e, &mut states);
+                if let Mode::Recursion(name) = self.mode {
+                    if names::callee_path(&c.func).is_some_and(|p| is_self_call_path(p, name)) {
+                        return self.recursive_call(e, states);
+                    }
+                }
+                states
+            }
+            // `Err(e).unwrap()` / `Err(e).expect(..)`: panics, i.e. leaves.
+            Expr::MethodCall(m)
+                if matches!(m.method.to_string().as_str(), "unwrap" | "expect")
+                    && matches!(&*m.receiver, Expr::Call(c)
+                        if names::callee_path(&c.func).and_then(names::last).as_deref() == Some("Err")) =>
+            {
+                let failing = Self::refined(&states, Outcome::Failure, None, None);
+                self.record_exit(&failing);
+                Vec::new()
+            }
+            Expr::MethodCall(m) => {
+                let mut states = self.expr(&m.receiver, states);
+                for a in &m.args {
+                    states = self.expr(a, states);
+                }
+                self.mark_wait(e, &mut states);
+                if let Mode::Recursion(name) = self.mode {
+                    if m.method == name
+                        && matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self"))
+                    {
+                        return self.recursive_call(e, states);
+                    }
+                }
+                states
+            }
+            Expr::Assign(a) => {
+                let mut states = self.expr(&a.right, states);
+                self.mark_step(&a.left, &mut states);
+                if let Some(k) = place_key(&a.left) {
+                    if self.flag_vars.contains(&k) && self.depth == 0 {
+                        // `done = true`, or storing the result on success: the loop's condition
+                        // now ends it. Re-running the operation into the tested variable does not.
+                        let literal = matches!(&*a.right, Expr::Lit(_));
+                        let (leaving, staying): (Vec<PathState>, Vec<PathState>) = states
+                            .into_iter()
+                            .partition(|s| literal || matches!(s.outcome, Outcome::Success));
+                        self.record_exit(&leaving);
+                        return staying;
+                    }
+                }
+                states
+            }
+            Expr::Try(t) => {
+                let states = self.expr(&t.expr, states);
+                // `attempts.checked_sub(1).ok_or(Error::GaveUp)?` leaves when the count runs out.
+                if let Some(kind) = self.bound_kind_of(&t.expr) {
+                    if kind != BoundKind::Schedule || mentions_call(&t.expr) {
+                        self.result.bounded_by = Some(kind);
+                    }
+                }
+                states
+            }
+            Expr::Await(a) => self.expr(&a.base, states),
+            Expr::Binary(b) => {
+                let states = self.expr(&b.left, states);
+                let mut states = self.expr(&b.right, states);
+                if matches!(b.op, syn::BinOp::AddAssign(_) | syn::BinOp::SubAssign(_)) {
+                    self.mark_step(&b.left, &mut states);
+                }
+                states
+            }
+            Expr::Paren(p) => self.expr(&p.expr, states),
+            Expr::Group(g) => self.expr(&g.expr, states),
+            Expr::Reference(r) => self.expr(&r.expr, states),
+            Expr::Unary(u) => self.expr(&u.expr, states),
+            Expr::Cast(c) => self.expr(&c.expr, states),
+            Expr::Field(f) => self.expr(&f.base, states),
+            Expr::Let(l) => self.expr(&l.expr, states),
+            Expr::Tuple(t) => t.elems.iter().fold(states, |s, e| self.expr(e, s)),
+            Expr::Array(a) => a.elems.iter().fold(states, |s, e| self.expr(e, s)),
+            Expr::Struct(s) => s.fields.iter().fold(states, |st, f| self.expr(&f.expr, st)),
+            _ => states,
+        }
+    }
+
+    /// The operation an expression's value comes from, looking through one `let`
+    /// (`let exchange = q.compare_exchange(..); if let Err(..) = exchange`).
+    fn op_of(&self, e: &Expr) -> Option<String> {
+        self.op_call_of(e).and_then(operation_name)
+    }
+
+    /// The value of a condition that cannot change: a `bool` literal, or a local bound once to
+    /// one and never assigned in the loop, negated or not.
+    fn constant_cond(&self, cond: &Expr) -> Option<bool> {
+        let _guard = crate::analysis::limits::enter();
+        match cond {
+            Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Bool(b),
+                ..
+            }) => Some(b.value),
+            Expr::Paren(p) => self.constant_cond(&p.expr),
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Not(_)) => {
+                self.constant_cond(&u.expr).map(|b| !b)
+            }
+            Expr::Path(p) => {
+                let key = p.path.get_ident()?.to_string();
+                if self.facts.mutations.contains_key(&key) || self.flag_vars.contains(&key) {
+                    return None;
+                }
+                match self.status.locals.lets.get(&key).map(Vec::as_slice) {
+                    Some(
+                        [Expr::Lit(syn::ExprLit {
+                            lit: syn::Lit::Bool(b),
+                            ..
+                        })],
+                    ) => Some(b.value),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// The expression that makes the operation: `e` itself, or the one `let` that bound it.
+    fn op_call_of(&self, e: &'a Expr) -> Option<&'a Expr> {
+        if operation_name(e).is_some() {
+            return Some(e);
+        }
+        let key = place_key(e)?;
+        // The one binding of that name made by an operation: `let rez = cmd.query().await;`
+        // beside the `Ok(rez)` of the match that tests it.
+        let mut made = self
+            .status
+            .locals
+            .lets
+            .get(&key)?
+            .iter()
+            .filter(|init| operation_name(init).is_some());
+        match (made.next(), made.next()) {
+            (Some(init), None) => Some(*init),
+            _ => None,
+        }
+    }
+
+    /// The operation tested by a condition: `if let Err(e) = op()`, `if op().is_ok()`.
+    fn cond_op_of(&self, cond: &Expr) -> Option<String> {
+        let _guard = crate::analysis::limits::enter();
+        match cond {
+            Expr::Let(l) => pat_outcome(&l.pat).and_then(|_| self.op_of(&l.expr)),
+            Expr::MethodCall(m) if m.method == "is_ok" || m.method == "is_err" => {
+                self.op_of(&m.receiver)
+            }
+            Expr::Unary(u) => self.cond_op_of(&u.expr),
+            Expr::Paren(p) => self.cond_op_of(&p.expr),
+            Expr::Binary(b) => self
+                .cond_op_of(&b.left)
+                .or_else(|| self.cond_op_of(&b.right)),
+            _ => None,
+        }
+    }
+
+    /// Whether a condition being true means the attempts are used up (`attempt >= max`,
+    /// `retries_left == 0`): `Some(true)`; true means another attempt is allowed
+    /// (`attempt < max`): `Some(false)`; not a plain limit test: `None`.
+    fn limit_side(&self, cond: &Expr) -> Option<bool> {
+        let _guard = crate::analysis::limits::enter();
+        match cond {
+            Expr::Paren(p) => self.limit_side(&p.expr),
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Not(_)) => {
+                self.limit_side(&u.expr).map(|b| !b)
+            }
+            Expr::MethodCall(m) => match m.method.to_string().as_str() {
+                "is_exhausted" | "exhausted" | "is_last_attempt" | "give_up" | "should_give_up" => {
+                    Some(true)
+                }
+                "can_retry" | "has_attempts_left" => Some(false),
+                _ => None,
+            },
+            Expr::Binary(b) => {
+                // The counter of a comparison: a place the loop steps, else a name like one
+                // (`attempt < max_retries`: `attempt`, although both read like counters).
+                let counts = |e: &Expr, stepped: bool| {
+                    let mut found = None;
+                    for_each_name(e, &mut |n, is_call| {
+                        // Not a time named like a count (`retry_end`, `retry_deadline`).
+                        let hit = if stepped {
+                            self.facts.counters.contains(n)
+                        } else {
+                            names::is_counter_name(n)
+                                && !names::is_time_name(n)
+                                && !n.to_ascii_lowercase().ends_with("_end")
+                        };
+                        if found.is_none() && !is_call && hit {
+                            found = Some(n.to_owned());
+                        }
+                    });
+                    found
+                };
+                let pick =
+                    |stepped: bool| match (counts(&b.left, stepped), counts(&b.right, stepped)) {
+                        (Some(c), None) => Some((c, true)),
+                        (None, Some(c)) => Some((c, false)),
+                        _ => None,
+                    };
+                let (counter, on_left) = pick(true).or_else(|| pick(false))?;
+                // `retries_left > 0` counts down: its limit is reached going down.
+                let down = {
+                    let n = counter.to_ascii_lowercase();
+                    n.contains("left") || n.contains("remaining") || self.counts_down(&counter)
+                };
+                let reached_when_greater = !down;
+                let side = match b.op {
+                    syn::BinOp::Lt(_) | syn::BinOp::Le(_) => !on_left,
+                    syn::BinOp::Gt(_) | syn::BinOp::Ge(_) => on_left,
+                    syn::BinOp::Eq(_) => return Some(true),
+                    syn::BinOp::Ne(_) => return Some(false),
+                    _ => return None,
+                };
+                // `side`: true when the condition holds for a large counter.
+                Some(side == reached_when_greater)
+            }
+            _ => None,
+        }
+    }
+
+    fn counts_down(&self, key: &str) -> bool {
+        self.facts.mutations.get(key).is_some_and(|ms| {
+            ms.iter().any(|m| {
+                matches!(
+                    m,
+                    super::values::Mutation::Compound(syn::BinOp::SubAssign(_), _)
+                ) || matches!(m, super::values::Mutation::Assign(e)
+                    if names::text(e).contains(&format!("{key} - ")))
+            })
+        })
+    }
+
+    /// Marks the paths that step an attempt counter (`attempt += 1`).
+    fn mark_step(&self, place: &Expr, states: &mut [PathState]) {
+        if place_key(place).is_some_and(|k| self.facts.counters.contains(&k)) {
+            for s in states {
+                s.stepped = true;
+            }
+        }
+    }
+
+    fn recursive_call(&mut self, call: &'a Expr, states: Vec<PathState>) -> Vec<PathState> {
+        let _guard = crate::analysis::limits::enter();
+        let (mut fail, rest): (Vec<PathState>, Vec<PathState>) =
+            states.into_iter().partition(|s| s.outcome.may_fail());
+        // `self.fetch(url, retries - 1)`: the call itself steps the counter.
+        if self.facts.counters.iter().any(|c| mentions(call, c)) {
+            for s in &mut fail {
+                s.stepped = true;
+            }
+        }
+        self.record_continue(fail, self.index.of(call));
+        rest
+    }
+
+    fn mac(&mut self, mac: &'a syn::Macro, states: Vec<PathState>) -> Vec<PathState> {
+        let name = names::last(&mac.path).unwrap_or_default();
+        match name.as_str() {
+            "panic" | "unreachable" | "todo" | "unimplemented" | "bail" | "throw" => {
+                let failing = Self::refined(&states, Outcome::Failure, None, None);
+                self.record_exit(&failing);
+                Vec::new()
+            }
+            "ensure" => {
+                // ensure!(attempt < MAX, ..) leaves when the condition fails.
+                if let Ok(args) = mac.parse_body_with(
+                    syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated,
+                ) {
+                    if let Some(first) = args.first() {
+                        let text = names::text(first);
+                        if text
+                            .split(|c: char| !c.is_alphanumeric() && c != '_')
+                            .any(|w| self.facts.counters.contains(w) || names::is_counter_name(w))
+                        {
+                            self.result.bounded_by = Some(BoundKind::Counter);
+                        } else if text
+                            .split(|c: char| !c.is_alphanumeric() && c != '_')
+                            .any(names::is_time_name)
+                        {
+                            self.result.bounded_by = Some(BoundKind::Deadline);
+                        }
+                    }
+                }
+                states
+            }
+            _ => states,
+        }
+    }
+
+    fn if_expr(&mut self, i: &'a syn::ExprIf, states: Vec<PathState>) -> Vec<PathState> {
+        let _guard = crate::analysis::limits::enter();
+        // `let timed_out = false; .. if !timed_out { continue }`: a flag nothing sets decides
+        // the branch; the other one never runs.
+        match self.constant_cond(&i.cond) {
+            Some(true) => return self.block(&i.then_branch, states),
+            Some(false) => {
+                return match &i.else_branch {
+                    Some((_, e)) => self.expr(e, states),
+                    None => states,
+                }
+            }
+            None => {}
+        }
+        let states = self.expr(&i.cond, states);
+        let info = self.cond_info(&i.cond);
+        let span = self.index.of(&i.cond);
+        let cond_text = short(self.index.text(span));
+        let classified = Self::mentions_err(&states, &i.cond);
+        let then_set = info.then_set.map(|s| (s, span, format!("`{cond_text}`")));
+        let else_span = i
+            .else_branch
+            .as_ref()
+            .map_or(span, |(tok, _)| self.index.of(tok));
+        let else_set = info
+            .else_set
+            .map(|s| (s, else_span, format!("everything that fails `{cond_text}`")));
+        let op = self.cond_op_of(&i.cond);
+        // A test of the error an `Err` arm bound (`if e.is_transient()`) tells failures apart:
+        // on either side the operation failed, neither is a success.
+        let (then_o, else_o) = if classified && states.iter().all(|s| s.outcome == Outcome::Failure)
+        {
+            (Outcome::Neutral, Outcome::Neutral)
+        } else {
+            (info.then_o, info.else_o)
+        };
+        let mut then_states = Self::refined(&states, then_o, then_set.as_ref(), op.as_deref());
+        let mut else_states = Self::refined(&states, else_o, else_set.as_ref(), op.as_deref());
+        let kinds = if classified {
+            ErrorKinds::of(&cond_text)
+        } else {
+            ErrorKinds::default()
+        };
+        for s in &mut then_states {
+            s.readiness |= info.readiness;
+            s.classified |= classified;
+            s.picked |= classified;
+            s.kinds = s.kinds.or(kinds);
+        }
+        for s in &mut else_states {
+            s.readiness |= info.else_pending;
+            s.classified |= classified;
+            s.picked |= classified;
+            s.kinds = s.kinds.or(kinds);
+        }
+        let bound = self.bound_kind_of(&i.cond);
+        Self::hint(&mut then_states, bound);
+        Self::hint(&mut else_states, bound);
+        match self.limit_side(&i.cond) {
+            Some(true) => then_states
+                .iter_mut()
+                .for_each(|s| s.exhausted = Some(span)),
+            Some(false) => else_states
+                .iter_mut()
+                .for_each(|s| s.exhausted = Some(span)),
+            None => {}
+        }
+
+        let mut out = self.block(&i.then_branch, then_states);
+        let else_out = match &i.else_branch {
+            Some((_, e)) => self.expr(e, else_states),
+            None => else_states,
+        };
+        out.extend(else_out);
+        merge(out)
+    }
+
+    fn match_expr(&mut self, m: &'a syn::ExprMatch, states: Vec<PathState>) -> Vec<PathState> {
+        let _guard = crate::analysis::limits::enter();
+        let states = self.expr(&m.expr, states);
+        let gate = self.gate_bound(m);
+        if gate.is_some() {
+            self.result.bounded_by = gate;
+        }
+        // A match on an HTTP status: every arm names statuses or catches the rest (an arm on
+        // `tonic::Code::Unavailable` says the scrutinee is something else).
+        let is_status = (self.status.is_status_expr(&m.expr)
+            || m.arms.iter().any(|a| {
+                self.status
+                    .pattern(&a.pat)
+                    .is_some_and(|s| !s.is_empty() && has_status_path(&a.pat))
+            }))
+            && m.arms
+                .iter()
+                .all(|a| is_catch_all(&a.pat) || self.status.pattern(&a.pat).is_some());
+        let classified = Self::mentions_err(&states, &m.expr);
+        // A match on the failure's value, not on a `Result`: its specific arms and guards
+        // tell errors apart.
+        // The scrutinee holds the error: named for one (`error`, `err`, `e`), or bound by a
+        // `match`/`if` that took it out of its `Err` (`let error = match send(..) { .. }`).
+        let holds_error = place_key(&m.expr).is_some_and(|k| {
+            let lower = k.to_ascii_lowercase();
+            lower == "e"
+                || lower.contains("err")
+                || lower.contains("fail")
+                || matches!(
+                    self.status.locals.lets.get(&k).map(Vec::as_slice),
+                    Some([Expr::Match(_) | Expr::If(_)])
+                )
+        });
+        let on_failure = holds_error && states.iter().all(|s| s.outcome == Outcome::Failure);
+        let mut seen_ok = false;
+        let mut seen_err = false;
+        let mut seen_result_pattern = false;
+        let mut remaining = StatusSet::all();
+        // `match delays.next() { Some(d) => .., None => return Err(e) }`: a schedule.
+        // `match policy.decide(attempt)`: a decision that is handed the attempt counter.
+        let scrutinee_bound = self
+            .bound_kind_of(&m.expr)
+            .filter(|k| *k == BoundKind::Schedule)
+            .or_else(|| {
+                let call_args: Vec<&Expr> = match &*m.expr {
+                    Expr::MethodCall(mc) => mc.args.iter().collect(),
+                    Expr::Call(c) => c.args.iter().collect(),
+                    _ => Vec::new(),
+                };
+                call_args
+                    .iter()
+                    .any(|a| self.facts.counters.iter().any(|c| mentions(a, c)))
+                    .then_some(BoundKind::Counter)
+            });
+        // Guards of earlier arms govern later arms (negated).
+        let mut earlier_bound: Option<BoundKind> = None;
+        let mut earlier_err_guard = false;
+        let mut earlier_kinds = ErrorKinds::default();
+        // `Ok(resp) if resp.status().is_success() => ..` then `_ => ..`: the later arms get the
+        // responses whose status the earlier `Ok` guards did not take.
+        let mut remaining_ok = StatusSet::all();
+        let mut ok_guard: Option<String> = None;
+        let mut out = Vec::new();
+        // `match failed { None => .., Some(err) => .. }`: an optional error, or the reason to
+        // go again (`retry_code = Some(e)` set from an error inside a successful reply).
+        let optional_error = place_key(&m.expr).is_some_and(|k| {
+            let k = k.to_ascii_lowercase();
+            k.contains("err") || k.contains("fail") || k.contains("retry")
+        });
+        for arm in &m.arms {
+            let pat_o = pat_outcome(&arm.pat).or_else(|| {
+                if optional_error {
+                    option_outcome(&arm.pat)
+                } else {
+                    None
+                }
+            });
+            let catch_all = is_catch_all(&arm.pat);
+            let mut o = match pat_o {
+                Some(o) => o,
+                None if catch_all => match (seen_ok, seen_err) {
+                    (true, false) => Outcome::Failure,
+                    (false, true) => Outcome::Success,
+                    // Guarded `Ok`/`Err` arms before: what is left is some of each.
+                    _ if seen_result_pattern => Outcome::Mixed,
+                    _ => Outcome::Neutral,
+                },
+                None => Outcome::Neutral,
+            };
+            if matches!(pat_o, Some(Outcome::Success | Outcome::Failure)) {
+                self.note_tested(&m.expr, o);
+                seen_result_pattern = true;
+            }
+            let mut readiness = pat_mentions_readiness(&arm.pat);
+            let pat_span = self.index.of(&arm.pat);
+            let mut set: Option<(StatusSet, Span, String)> = None;
+            if is_status {
+                let s = self
+                    .status
+                    .pattern(&arm.pat)
+                    .unwrap_or(remaining)
+                    .intersect(remaining);
+                let reason = if catch_all {
+                    format!("the catch-all arm `{}`", short(self.index.text(pat_span)))
+                } else {
+                    format!("`{}`", short(self.index.text(pat_span)))
+                };
+                set = Some((s, pat_span, reason));
+            }
+            if set.is_none() && pat_o == Some(Outcome::Failure) {
+                // `Err(ureq::Error::Status(429, _))`: the error carries a status.
+                if let Some(s) = err_status_pattern(&arm.pat).and_then(|p| self.status.pattern(p)) {
+                    let reason = format!("`{}`", short(self.index.text(pat_span)));
+                    set = Some((s, pat_span, reason));
+                }
+            }
+            let mut binding = Vec::new();
+            super::values::pat_bindings(&arm.pat, &mut binding);
+            // A guard inspects the error when it reads the binding (`Err(e) if e.is_timeout()`),
+            // or, for `Err(Kind::X)`-style patterns, when it tests more than the attempt count.
+            let inspects_error = |g: &Expr| {
+                binding.iter().any(|b| mentions(g, b)) || (binding.is_empty() && !is_bound_only(g))
+            };
+            // `Err(Error::Timeout)`, `Err(ClientError::Canceled { .. })`: the pattern itself picks
+            // a kind of error.
+            let specific_err =
+                pat_o == Some(Outcome::Failure) && !err_pattern_is_catch_all(&arm.pat);
+            let mut arm_classified = classified
+                || specific_err
+                || (earlier_err_guard && pat_o == Some(Outcome::Failure));
+            let mut arm_kinds = if specific_err {
+                ErrorKinds::of(self.index.text(pat_span))
+            } else {
+                // What the earlier guards excluded says what is left (`!err.is_timeout()` out,
+                // so timeouts go round).
+                earlier_kinds
+            };
+            let mut arm_picked = specific_err;
+            // Past a budget gate, a path has passed its limit test.
+            let mut arm_bound = scrutinee_bound.or(earlier_bound).or(gate);
+            if let Some((_, g)) = &arm.guard {
+                if let Some(k) = self.bound_kind_of(g) {
+                    arm_bound = Some(k);
+                    earlier_bound = Some(k);
+                }
+                let gi = self.cond_info(g);
+                if pat_o == Some(Outcome::Failure) && (inspects_error(g) || gi.then_set.is_some()) {
+                    earlier_err_guard = true;
+                    arm_classified = true;
+                    arm_picked = true;
+                    let words = ErrorKinds::of(self.index.text(self.index.of(&**g)));
+                    arm_kinds = arm_kinds.or(words);
+                    earlier_kinds = earlier_kinds.or(words);
+                }
+                // `response if is_retryable(&response) => ..` on the value itself: the guard
+                // tests the operation's outcome (a failed status inside a success).
+                if catch_all && pat_o.is_none() && gi.then_o != Outcome::Neutral {
+                    self.note_tested(&m.expr, gi.then_o);
+                    seen_result_pattern = true;
+                }
+                o = o.refine(gi.then_o);
+                readiness |= gi.readiness;
+                if let Some(gs) = gi.then_set {
+                    let g_span = self.index.of(&**g);
+                    let reason = format!("`{}`", short(self.index.text(g_span)));
+                    set = Some(match set {
+                        Some((s, _, _)) => (s.intersect(gs), g_span, reason),
+                        None => (gs, g_span, reason),
+                    });
+                }
+            } else if let Some((s, _, _)) = &set {
+                remaining = remaining.intersect(s.complement());
+            }
+            let takes_ok = matches!(pat_o, Some(Outcome::Success | Outcome::Mixed)) || catch_all;
+            if takes_ok && set.is_none() && remaining_ok != StatusSet::all() {
+                if let Some(g) = &ok_guard {
+                    let reason = format!("`{}` after `{g}`", short(self.index.text(pat_span)));
+                    set = Some((remaining_ok, pat_span, reason));
+                }
+            }
+            if pat_o == Some(Outcome::Success) {
+                if let Some((_, g)) = &arm.guard {
+                    if let Some(sets) = self.status.cond(g) {
+                        remaining_ok = remaining_ok.intersect(sets.other);
+                        ok_guard = Some(short(self.index.text(self.index.of(&**g))));
+                    }
+                }
+            }
+            if arm.guard.is_none() {
+                match pat_o {
+                    Some(Outcome::Success) => seen_ok = true,
+                    Some(Outcome::Failure) => seen_err = true,
+                    _ => {}
+                }
+            }
+            let err_arm =
+                (pat_o == Some(Outcome::Failure)).then(|| (pat_span, binding.first().cloned()));
+            let arm_op = if seen_result_pattern {
+                self.op_of(&m.expr)
+            } else {
+                None
+            };
+            let inspected = on_failure
+                && pat_o.is_none()
+                && (!catch_all || arm.guard.as_ref().is_some_and(|(_, g)| !is_bound_only(g)));
+            let mut arm_states = Self::refined(&states, o, set.as_ref(), arm_op.as_deref());
+            for s in &mut arm_states {
+                s.inspected |= inspected;
+                s.readiness |= readiness;
+                s.classified |= arm_classified;
+                s.picked |= arm_picked;
+                s.kinds = s.kinds.or(arm_kinds);
+                if err_arm.is_some() {
+                    s.err_arm.clone_from(&err_arm);
+                }
+            }
+            Self::hint(&mut arm_states, arm_bound);
+
+            let res = self.expr(&arm.body, arm_states);
+            out.extend(res);
+        }
+        merge(out)
+    }
+
+    /// A budget gate: `match budget.before_round(..) { Ok(()) => {}, Err(Stop::AttemptsExhausted)
+    /// => break, Err(Stop::DeadlineExhausted) => return .. }`. Every `Err` arm names a used-up
+    /// attempt count or time and leaves the loop, and `Ok` goes on: the loop is bounded by it
+    /// (by a deadline when an arm names one).
+    fn gate_bound(&self, m: &'a syn::ExprMatch) -> Option<BoundKind> {
+        let mut kind = None;
+        for arm in &m.arms {
+            match pat_outcome(&arm.pat) {
+                Some(Outcome::Failure) if arm.guard.is_none() && leaves(&arm.body) => {
+                    let text = self.index.text(self.index.of(&arm.pat));
+                    match names::exhaustion_kind(text)? {
+                        BoundKind::Deadline => kind = Some(BoundKind::Deadline),
+                        k => {
+                            kind.get_or_insert(k);
+                        }
+                    }
+                }
+                Some(Outcome::Success) if is_empty_body(&arm.body) => {}
+                _ => return None,
+            }
+        }
+        kind
+    }
+
+    /// Whether a condition inspects the error bound by the enclosing `Err(e)` arm.
+    fn mentions_err(states: &[PathState], cond: &Expr) -> bool {
+        let _guard = crate::analysis::limits::enter();
+        states.iter().any(|s| {
+            s.err_arm
+                .as_ref()
+                .and_then(|(_, b)| b.as_ref())
+                .is_some_and(|b| mentions(cond, b))
+        })
+    }
+
+    fn note_tested(&mut self, scrutinee: &Expr, o: Outcome) {
+        if !matches!(o, Outcome::Success | Outcome::Failure) {
+            return;
+        }
+        if let Some(op) = self.op_of(scrutinee) {
+            let call = self.op_call_of(scrutinee).unwrap_or(scrutinee);
+            self.result.tested_calls.push((op, self.index.of(call)));
+        }
+        self.result.tested_exprs.push(self.index.of(scrutinee));
+    }
+
+    /// A variable named for a retry verdict (`should_retry`, `need_retry`, `retryable`) that
+    /// each pass sets from a call: assigned in the loop, or bound by a `let` to a call.
+    fn is_verdict_var(&self, p: &syn::ExprPath) -> bool {
+        let Some(id) = p.path.get_ident().map(ToString::to_string) else {
+            return false;
+        };
+        if !names::is_retry_verdict_name(&id) {
+            return false;
+        }
+        self.facts.mutations.contains_key(&id)
+            || self.status.locals.lets.get(&id).is_some_and(|inits| {
+                inits.iter().any(|i| {
+                    let mut e = *i;
+                    while let Expr::Await(a) = e {
+                        e = &a.base;
+                    }
+                    matches!(e, Expr::Call(_) | Expr::MethodCall(_))
+                })
+            })
+    }
+
+    /// What the verdict variable `p` is assigned from in the loop (every assignment a call
+    /// whose classifier tests statuses): the statuses it says go again.
+    fn verdict_statuses(&self, p: &syn::ExprPath) -> Option<super::status::Sets> {
+        let id = p.path.get_ident()?.to_string();
+        let mut set: Option<super::status::Sets> = None;
+        let mut from: Vec<&Expr> = Vec::new();
+        match self.facts.mutations.get(&id) {
+            Some(mutations) => {
+                for m in mutations {
+                    let super::values::Mutation::Assign(rhs) = m else {
+                        return None;
+                    };
+                    from.push(rhs);
+                }
+            }
+            // `let should_retry = self.policy.should_retry(&err);` in the loop.
+            None => from.extend(self.status.locals.lets.get(&id)?.iter().copied()),
+        }
+        for rhs in from {
+            let s = self.status.verdict_of_call(rhs)?;
+            set = Some(set.map_or(s, |acc| acc.either(s)));
+        }
+        set
+    }
+
+    fn cond_info(&mut self, cond: &'a Expr) -> CondInfo {
+        let _guard = crate::analysis::limits::enter();
+        let readiness = mentions_readiness(cond);
+        let mut info = match cond {
+            Expr::Paren(p) => return self.cond_info(&p.expr),
+            Expr::Group(g) => return self.cond_info(&g.expr),
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Not(_)) => {
+                let i = self.cond_info(&u.expr);
+                CondInfo {
+                    then_o: i.else_o,
+                    else_o: i.then_o,
+                    then_set: i.else_set,
+                    else_set: i.then_set,
+                    readiness: i.else_pending,
+                    else_pending: i.readiness,
+                }
+            }
+            Expr::Binary(b) if matches!(b.op, syn::BinOp::And(_) | syn::BinOp::Or(_)) => {
+                let l = self.cond_info(&b.left);
+                let r = self.cond_info(&b.right);
+                let and = matches!(b.op, syn::BinOp::And(_));
+                let (then_o, else_o) = if and {
+                    (l.then_o.and(r.then_o), l.else_o.or(r.else_o))
+                } else {
+                    (l.then_o.or(r.then_o), l.else_o.and(r.else_o))
+                };
+                // `if let Ok(hash) = get() && hash != old`: a successful read whose value is not
+                // the awaited one goes to the `else` too (a poll).
+                let tests_value = and
+                    && matches!(&*b.left, Expr::Let(le) if pat_outcome(&le.pat) == Some(Outcome::Success) && {
+                        let mut bound = Vec::new();
+                        super::values::pat_bindings(&le.pat, &mut bound);
+                        bound.iter().any(|n| mentions(&b.right, n))
+                    });
+                CondInfo {
+                    then_o,
+                    else_o,
+                    then_set: None,
+                    else_set: None,
+                    readiness: l.readiness || r.readiness,
+                    else_pending: if and {
+                        l.else_pending || r.else_pending || tests_value
+                    } else {
+                        l.else_pending && r.else_pending
+                    },
+                }
+            }
+            Expr::Let(l) => {
+                let o = pat_outcome(&l.pat).unwrap_or(Outcome::Neutral);
+                self.note_tested(&l.expr, o);
+                CondInfo {
+                    then_o: o,
+                    else_o: o.negate(),
+                    then_set: None,
+                    else_set: None,
+                    readiness: pat_mentions_readiness(&l.pat),
+                    else_pending: o == Outcome::Success && awaits_value(&l.pat),
+                }
+            }
+            Expr::Call(c)
+                if names::callee_path(&c.func)
+                    .and_then(names::last)
+                    .is_some_and(|n| names::is_retry_predicate(&n)) =>
+            {
+                CondInfo::outcome(Outcome::Failure)
+            }
+            // `if reply == "PONG"`, `rez.eq("PONG")`: a probe's one right answer; any other
+            // answer is a failure of the probe (a broken connection), not a state to wait out.
+            Expr::Binary(b)
+                if matches!(b.op, syn::BinOp::Eq(_) | syn::BinOp::Ne(_))
+                    && (is_probe_reply(&b.left) || is_probe_reply(&b.right)) =>
+            {
+                CondInfo::outcome(if matches!(b.op, syn::BinOp::Eq(_)) {
+                    Outcome::Success
+                } else {
+                    Outcome::Failure
+                })
+            }
+            Expr::MethodCall(mc)
+                if mc.method == "eq" && mc.args.len() == 1 && is_probe_reply(&mc.args[0]) =>
+            {
+                CondInfo::outcome(Outcome::Success)
+            }
+            Expr::MethodCall(mc) => {
+                let name = mc.method.to_string();
+                let o = match name.as_str() {
+                    "is_ok" => Outcome::Success,
+                    "is_err" => Outcome::Failure,
+                    // `should_retry(..)`, `err.is_retryable()`: true means "failed, go again".
+                    n if names::is_retry_predicate(n) => Outcome::Failure,
+                    _ => Outcome::Neutral,
+                };
+                self.note_tested(&mc.receiver, o);
+                CondInfo::outcome(o)
+            }
+            // `let retry = policy.should_retry(&err); if retry { .. }`, `(need_retry, rep) =
+            // send(..); if !need_retry { return rep }`: a classifier's verdict held in a
+            // variable the loop sets from the attempt.
+            Expr::Path(p) if self.is_verdict_var(p) => {
+                self.result.reads_verdict = true;
+                let mut info = CondInfo::outcome(Outcome::Failure);
+                // The statuses the classifier behind the verdict says go again.
+                if let Some(sets) = self.verdict_statuses(p) {
+                    info.then_set = Some(sets.then);
+                    // A classifier we read only in part says no to no status we know of.
+                    info.else_set = Some(sets.other).filter(|o| !o.is_empty());
+                }
+                info
+            }
+            Expr::Macro(m) if names::last(&m.mac.path).as_deref() == Some("matches") => {
+                let o = super::status::parse_matches(&m.mac)
+                    .and_then(|(_, p)| pat_outcome(&p))
+                    .unwrap_or(Outcome::Neutral);
+                CondInfo::outcome(o)
+            }
+            _ => CondInfo {
+                then_o: Outcome::Neutral,
+                else_o: Outcome::Neutral,
+                then_set: None,
+                else_set: None,
+                readiness: false,
+                else_pending: false,
+            },
+        };
+        if let Some(sets) = self.status.cond(cond) {
+            if sets.then != StatusSet::all() || sets.other != StatusSet::all() {
+                info.then_set = Some(sets.then);
+                // A classifier we read only in part says no to no status we know of.
+                info.else_set = Some(sets.other).filter(|o| !o.is_empty());
+                info.then_o = info.then_o.refine(Outcome::of_statuses(sets.then));
+                info.else_o = info.else_o.refine(Outcome::of_statuses(sets.other));
+            }
+        }
+        info.readiness |= readiness;
+        info
+    }
+}
+
+/// The answer a liveness probe expects (`"PONG"` to a `PING`).
+fn is_probe_reply(e: &Expr) -> bool {
+    let _guard = crate::analysis::limits::enter();
+    match e {
+        Expr::Lit(l) => {
+            matches!(&l.lit, syn::Lit::Str(s) if s.value().eq_ignore_ascii_case("pong"))
+        }
+        Expr::Reference(r) => is_probe_reply(&r.expr),
+        Expr::Paren(p) => is_probe_reply(&p.expr),
+        _ => false,
+    }
+}
+
+/// `Ok(..)` → Success, `Err(..)` → Failure, looking through `Some(..)`, `Poll::Ready(..)`, refs.
+#[must_use]
+pub fn pat_outcome(pat: &Pat) -> Option<Outcome> {
+    let _guard = crate::analysis::limits::enter();
+    match pat {
+        Pat::TupleStruct(t) => {
+            let last = names::last(&t.path)?;
+            match last.as_str() {
+                "Ok" => Some(Outcome::Success),
+                "Err" => Some(Outcome::Failure),
+                _ if t.elems.len() == 1 => pat_outcome(&t.elems[0]),
+                _ => None,
+            }
+        }
+        Pat::Or(o) => {
+            let mut acc: Option<Outcome> = None;
+            for c in &o.cases {
+                let co = pat_outcome(c)?;
+                acc = Some(acc.map_or(co, |a| if a == co { a } else { Outcome::Mixed }));
+            }
+            acc
+        }
+        Pat::Reference(r) => pat_outcome(&r.pat),
+        Pat::Paren(p) => pat_outcome(&p.pat),
+        Pat::Ident(i) => i.subpat.as_ref().and_then(|(_, p)| pat_outcome(p)),
+        _ => None,
+    }
+}
+
+fn is_catch_all(pat: &Pat) -> bool {
+    match pat {
+        Pat::Wild(_) => true,
+        Pat::Ident(i) => i.subpat.is_none() && !is_const_like(&i.ident.to_string()),
+        _ => false,
+    }
+}
+
+fn is_const_like(name: &str) -> bool {
+    name.chars().next().is_some_and(char::is_uppercase)
+}
+
+fn has_status_path(pat: &Pat) -> bool {
+    names::text(pat).contains("StatusCode")
+}
+
+fn pat_mentions_readiness(pat: &Pat) -> bool {
+    let t = names::text(pat);
+    t.split(|c: char| !c.is_alphanumeric() && c != '_')
+        .any(names::is_readiness_error)
+}
+
+fn mentions_readiness(e: &Expr) -> bool {
+    let t = names::text(e);
+    t.split(|c: char| !c.is_alphanumeric() && c != '_')
+        .any(names::is_readiness_error)
+}
+
+/// The `Status(..)` sub-pattern of an `Err(..)` pattern, if any.
+fn err_status_pattern(pat: &Pat) -> Option<&Pat> {
+    let _guard = crate::analysis::limits::enter();
+    match pat {
+        Pat::TupleStruct(t) => {
+            let last = names::last(&t.path)?;
+            if last.contains("Status") {
+                Some(pat)
+            } else {
+                t.elems.iter().find_map(err_status_pattern)
+            }
+        }
+        Pat::Reference(r) => err_status_pattern(&r.pat),
+        Pat::Paren(p) => err_status_pattern(&p.pat),
+        _ => None,
+    }
+}
+
+/// `Some(err)` → Failure, `None` → Success, for a match on an optional error.
+pub(super) fn option_outcome(pat: &Pat) -> Option<Outcome> {
+    match pat {
+        Pat::TupleStruct(t) if names::last(&t.path).as_deref() == Some("Some") => {
+            Some(Outcome::Failure)
+        }
+        Pat::Ident(i) if i.ident == "None" => Some(Outcome::Success),
+        Pat::Path(p) if p.path.is_ident("None") => Some(Outcome::Success),
+        _ => None,
+    }
+}
+
+/// `Err(e)`, `Err(_)`, `Err(ref e)`: any error.
+fn err_pattern_is_catch_all(pat: &Pat) -> bool {
+    let _guard = crate::analysis::limits::enter();
+    match pat {
+        Pat::TupleStruct(t) if t.elems.len() == 1 => is_catch_all(&t.elems[0]),
+        Pat::Reference(r) => err_pattern_is_catch_all(&r.pat),
+        Pat::Paren(p) => err_pattern_is_catch_all(&p.pat),
+        _ => false,
+    }
+}
+
+/// A guard that only checks the attempt count or the clock (`if attempt < MAX`).
+fn is_bound_only(g: &Expr) -> bool {
+    let _guard = crate::analysis::limits::enter();
+    let mut other = false;
+    for_each_name(g, &mut |name, _| {
+        let constant = name
+            .chars()
+            .all(|c| c.is_uppercase() || c == '_' || c.is_ascii_digit());
+        if !(names::is_counter_name(name) || names::is_time_name(name) || constant) {
+            other = true;
+        }
+    });
+    !other
+}
+
+fn mentions_call(e: &Expr) -> bool {
+    matches!(e, Expr::MethodCall(_) | Expr::Call(_))
+}
+
+fn is_self_call_path(p: &syn::Path, name: &str) -> bool {
+    let segs = names::segments(p);
+    match segs.as_slice() {
+        [one] => one == name,
+        [first, second] => first == "Self" && second == name,
+        _ => false,
+    }
+}
+
+/// The operation whose result is tested: `client.get(u).send().await` → `send`.
+#[must_use]
+pub fn operation_name(e: &Expr) -> Option<String> {
+    let _guard = crate::analysis::limits::enter();
+    match e {
+        Expr::MethodCall(m) => {
+            let n = m.method.to_string();
+            if matches!(
+                n.as_str(),
+                "map_err"
+                    | "ok"
+                    | "err"
+                    | "as_ref"
+                    | "as_mut"
+                    | "context"
+                    | "with_context"
+                    | "into_future"
+                    | "boxed"
+                    | "map"
+                    | "and_then"
+                    | "await"
+            ) {
+                operation_name(&m.receiver).or(Some(n))
+            } else {
+                Some(n)
+            }
+        }
+        Expr::Call(c) => names::callee_path(&c.func).and_then(names::last),
+        Expr::Await(a) => operation_name(&a.base),
+        // `ready!(self.listener.poll_accept(cx))`, `try_ready!(..)`: the call inside.
+        Expr::Macro(m) => m
+            .mac
+            .parse_body::<Expr>()
+            .ok()
+            .and_then(|inner| operation_name(&inner)),
+        Expr::Try(t) => operation_name(&t.expr),
+        Expr::Paren(p) => operation_name(&p.expr),
+        Expr::Reference(r) => operation_name(&r.expr),
+        _ => None,
+    }
+}
+
+/// Calls `f(name, is_call)` for every identifier, field name and method name in an expression.
+pub fn for_each_name(e: &Expr, f: &mut dyn FnMut(&str, bool)) {
+    use syn::visit::Visit;
+    struct V<'f> {
+        f: &'f mut dyn FnMut(&str, bool),
+    }
+    impl<'ast> Visit<'ast> for V<'_> {
+        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            let _guard = crate::analysis::limits::enter();
+            (self.f)(&m.method.to_string(), true);
+            syn::visit::visit_expr_method_call(self, m);
+        }
+        fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+            if let Some(p) = names::callee_path(&c.func) {
+                for s in &p.segments {
+                    (self.f)(&s.ident.to_string(), true);
+                }
+            } else {
+                self.visit_expr(&c.func);
+            }
+            for a in &c.args {
+                self.visit_expr(a);
+            }
+        }
+        fn visit_path(&mut self, p: &'ast syn::Path) {
+            for s in &p.segments {
+                (self.f)(&s.ident.to_string(), false);
+            }
+        }
+        fn visit_member(&mut self, m: &'ast syn::Member) {
+            if let syn::Member::Named(i) = m {
+                (self.f)(&i.to_string(), false);
+            }
+        }
+        fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+    }
+    let _guard = crate::analysis::limits::enter();
+    let mut v = V { f };
+    v.visit_expr(e);
+}
+
+/// A short, one-line rendering of source text for messages.
+#[must_use]
+pub fn short(text: &str) -> String {
+    let one: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one.chars().count() > 60 {
+        let cut: String = one.chars().take(57).collect();
+        format!("{cut}...")
+    } else {
+        one
+    }
+}
+
+/// Whether an arm's body leaves the loop: it is, or holds as a statement, a `break` or a
+/// `return`.
+pub(super) fn leaves(e: &Expr) -> bool {
+    match e {
+        Expr::Break(_) | Expr::Return(_) => true,
+        Expr::Block(b) => b.block.stmts.iter().any(|st| match st {
+            Stmt::Expr(e, _) => matches!(e, Expr::Break(_) | Expr::Return(_)),
+            _ => false,
+        }),
+        _ => false,
+    }
+}
+
+/// `{}` or `()`: an arm that does nothing.
+fn is_empty_body(e: &Expr) -> bool {
+    match e {
+        Expr::Block(b) => b.block.stmts.is_empty(),
+        Expr::Tuple(t) => t.elems.is_empty(),
+        _ => false,
+    }
+}
+
+/// Whether an `Ok(..)` pattern waits for a particular value inside (`Ok(Some(_))`,
+/// `Ok(Status::Done)`, `Ok(true)`): a successful read of something else does not match it.
+fn awaits_value(pat: &Pat) -> bool {
+    let _guard = crate::analysis::limits::enter();
+    match pat {
+        Pat::TupleStruct(t) if names::last(&t.path).is_some_and(|n| n == "Ok") => {
+            t.elems.iter().any(|e| {
+                matches!(
+                    e,
+                    Pat::TupleStruct(_)
+                        | Pat::Path(_)
+                        | Pat::Lit(_)
+                        | Pat::Struct(_)
+                        | Pat::Range(_)
+                )
+            })
+        }
+        Pat::Reference(r) => awaits_value(&r.pat),
+        Pat::Paren(p) => awaits_value(&p.pat),
+        _ => false,
+    }
+}

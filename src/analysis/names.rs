@@ -1,0 +1,811 @@
+//! Vocabulary: which paths sleep, which produce randomness, which make keys, which name statuses.
+//! Everything here looks at names only; [`super::scope`] resolves `use` aliases first.
+
+use syn::{Expr, ExprPath, Path};
+
+use super::known::{self, List};
+
+/// A syntax node written out as text (tokens separated by spaces, as `quote` prints them), for
+/// the analyses that read code by its words. Writing it costs its length, which is spent from
+/// the file's work budget (see [`crate::analysis::limits::spend`]): text made again for every node of a
+/// deep tree grows with the square of the file.
+pub fn text(node: &impl quote::ToTokens) -> String {
+    let text = node.to_token_stream().to_string();
+    crate::analysis::limits::spend(text.len() as u64);
+    text
+}
+
+/// The segments of a path as strings (`tokio::time::sleep` → `["tokio", "time", "sleep"]`).
+pub fn segments(path: &Path) -> Vec<String> {
+    path.segments.iter().map(|s| s.ident.to_string()).collect()
+}
+
+/// The last segment of a path, if any.
+pub fn last(path: &Path) -> Option<String> {
+    path.segments.last().map(|s| s.ident.to_string())
+}
+
+/// The path of a call's function, when it is a plain path.
+pub fn callee_path(func: &Expr) -> Option<&Path> {
+    let _guard = crate::analysis::limits::enter();
+    match func {
+        Expr::Path(ExprPath { path, .. }) => Some(path),
+        Expr::Paren(p) => callee_path(&p.expr),
+        Expr::Group(g) => callee_path(&g.expr),
+        _ => None,
+    }
+}
+
+/// Functions that wait for a duration given as their argument (by resolved path, last segments):
+/// `sleep-fns` of the models.
+pub fn is_sleep_path(full: &[String]) -> bool {
+    known::builtin().path(List::SleepFns, full).is_some()
+}
+
+/// Methods named like a sleep (`runtime.sleep(d)`): `sleep-methods` of the models.
+pub fn is_sleep_method(name: &str) -> bool {
+    known::builtin().name(List::SleepMethods, name)
+}
+
+/// Functions of other files named for waiting (`sleep_for(secs)`, `exponential_backoff(..)`,
+/// `wait_before_retry(..)`): taken as a wait of unknown length rather than no wait.
+pub fn is_wait_like_name(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    // A bare `wait` (a condvar, a child process, a parked thread) is not a retry's pause.
+    let waits = n.starts_with("wait")
+        && (n.contains("retry") || n.contains("backoff") || n.contains("interval"));
+    (n.contains("sleep") || n.contains("backoff") || n.contains("delay") || waits)
+        && !n.contains("next_")
+        && !n.starts_with("compute")
+        && !n.starts_with("calc")
+        && !n.starts_with("get_")
+}
+
+/// Paths and methods whose value is random.
+pub fn is_random_name(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    n.contains("rand")
+        || n.contains("jitter")
+        || n.ends_with("_rng")
+        || n.starts_with("rng_")
+        || known::builtin().name_any_case(List::RandomSources, name)
+}
+
+/// The receivers/roots of random numbers: a path segment naming a crate of randomness (rand,
+/// fastrand, getrandom, oorandom, `rand_chacha`, turborand, ...: all named for it) is random. A
+/// team's other crates are `random-crates` in `[extend]`.
+pub fn is_random_root(seg: &str) -> bool {
+    seg.as_bytes()
+        .windows(4)
+        .any(|w| w.eq_ignore_ascii_case(b"rand"))
+}
+
+/// Names under which code usually holds a delay learnt from the server.
+pub fn is_server_delay_name(name: &str) -> bool {
+    let n = name.to_ascii_lowercase().replace('-', "_");
+    n.contains("retry_after")
+        || n.contains("retryafter")
+        || n.contains("ratelimit_reset")
+        || n.contains("rate_limit_reset")
+        || n.contains("x_ratelimit")
+        || n.contains("reset_after")
+        || n.contains("throttle")
+        || n.contains("backoff_hint")
+        || n.contains("server_delay")
+        || n.contains("wait_hint")
+        || n.contains("pushback")
+}
+
+/// Names that say a variable counts attempts, or limits them.
+pub fn is_counter_name(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    n.contains("attempt")
+        || n.contains("retr")
+        || n.contains("tries")
+        || n.contains("try_count")
+        || n.contains("tried")
+        || n.contains("count")
+        || n.contains("max_")
+        || n.contains("limit")
+        || n.contains("remaining")
+        || n.contains("left")
+        || n.contains("budget")
+}
+
+/// Names that say a value is about time: a deadline check, an elapsed time.
+pub fn is_time_name(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    n.contains("elapsed")
+        || n.contains("deadline")
+        || n.contains("timeout")
+        || n.contains("expire")
+        || n.contains("give_up")
+        || n.contains("until")
+        || n == "now"
+        || n.contains("duration_since")
+        || n.contains("instant")
+        || n.contains("time_left")
+        || n.contains("started")
+        || n.contains("start_time")
+        || n == "start"
+        || n.contains("max_wait")
+        || n.contains("max_elapsed")
+        || n.contains("total_wait")
+        || n.contains("waited")
+}
+
+/// Words that make a loop read as a retry even without a sleep or a counter.
+pub fn is_retry_word(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    n.contains("retry")
+        || n.contains("retries")
+        || n.contains("retrying")
+        || n.contains("attempt")
+        || n.contains("backoff")
+        || n.contains("back_off")
+        || n.contains("reconnect")
+        || n.contains("try_again")
+        || n.contains("tries")
+}
+
+/// Predicates that say a failure is worth another attempt: `should_retry(..)`,
+/// `err.is_retryable()`, `is_transient(status)`.
+pub fn is_retry_predicate(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    n.starts_with("should_retry")
+        || n.contains("retryable")
+        || n.contains("retriable")
+        || n == "is_transient"
+        || n.starts_with("is_transient_")
+        || n == "is_temporary"
+        || n == "is_recoverable"
+}
+
+/// A function that restores a lost connection (`reconnect`, `try_reconnect`,
+/// `reconnect_with_backoff`): it tries for as long as the connection is wanted, by design.
+pub fn is_reconnect_fn(name: &str) -> bool {
+    name.to_ascii_lowercase()
+        .split('_')
+        .any(|w| w == "reconnect" || w == "reconnecting")
+}
+
+/// An operation that runs a whole session until it ends (a connection's lifetime, a
+/// reconciliation, a watch, a worker's main loop), which a supervisor starts again when it
+/// ends: `run`, `serve`, `reconcile_loop`, `watch_nodes`. Not a single request, receive or poll.
+pub fn is_session_operation(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    let words: Vec<&str> = n.split('_').filter(|w| !w.is_empty()).collect();
+    let session = |w: &&str| {
+        matches!(
+            *w,
+            "run" | "serve" | "loop" | "watch" | "listen" | "supervise" | "session" | "worker"
+        ) || w.starts_with("reconcil")
+    };
+    let single = |w: &&str| {
+        matches!(
+            *w,
+            "recv"
+                | "receive"
+                | "next"
+                | "poll"
+                | "accept"
+                | "read"
+                | "get"
+                | "fetch"
+                | "send"
+                | "once"
+                | "step"
+                | "tick"
+        )
+    };
+    words.iter().any(session) && !words.iter().any(single)
+}
+
+/// A call that receives the next thing a peer sends (`stream.next().await`, `rx.recv()`,
+/// `decode(&mut reader)?`, `listener.accept()`): a loop over it serves a session. `next` counts
+/// only awaited (a stream's), not an iterator's.
+pub fn is_receive_operation(name: &str, awaited: bool) -> bool {
+    match name {
+        "next" | "try_next" => awaited,
+        _ => matches!(
+            name,
+            "recv"
+                | "recv_async"
+                | "receive"
+                | "next_message"
+                | "next_event"
+                | "message"
+                | "accept"
+                | "incoming"
+                | "decode"
+                | "read_frame"
+                | "read_message"
+                | "read_event"
+                | "read_line"
+        ),
+    }
+}
+
+/// What an error variant's name says was used up, for a budget's verdict
+/// (`Stop::AttemptsExhausted`, `BudgetError::DeadlineExceeded`): the attempts (a counter) or
+/// the time (a deadline). `None`: it names something else.
+pub fn exhaustion_kind(text: &str) -> Option<super::BoundKind> {
+    let t = text.to_ascii_lowercase().replace('_', "");
+    let used_up = [
+        "exhausted",
+        "exceeded",
+        "gaveup",
+        "giveup",
+        "outof",
+        "toomany",
+        "budget",
+    ];
+    if !used_up.iter().any(|w| t.contains(w)) {
+        return None;
+    }
+    if ["deadline", "timebudget", "elapsed", "expired"]
+        .iter()
+        .any(|w| t.contains(w))
+    {
+        Some(super::BoundKind::Deadline)
+    } else {
+        Some(super::BoundKind::Counter)
+    }
+}
+
+/// A method that hands out the next of a set of alternatives (an endpoint, a host, a slot):
+/// `next`, `pick_next`, `next_endpoint`, `pop_front`.
+pub fn is_next_alternative(name: &str) -> bool {
+    matches!(name, "next" | "pop" | "pop_front" | "pop_back" | "advance")
+        || name.starts_with("next_")
+        || name.starts_with("pick")
+}
+
+/// A variable holding a classifier's verdict that the attempt failed and is worth another:
+/// `should_retry`, `retryable`, `need_retry`.
+pub fn is_retry_verdict_name(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    is_retry_predicate(&n)
+        || matches!(
+            n.as_str(),
+            "need_retry" | "needs_retry" | "retry_needed" | "must_retry" | "do_retry"
+        )
+}
+
+/// Errors that mean "not ready yet, ask again" rather than "failed": loops over them are
+/// readiness polls or EINTR restarts, not retries.
+pub fn is_readiness_error(name: &str) -> bool {
+    // A local resource not there yet: `ConnectionPoolEmpty`, `QueueFull`, `err.is_pool_empty()`.
+    let local = (name.len() > 5 && (name.ends_with("Empty") || name.ends_with("Full")))
+        // Not a collection's own `is_empty()`: a named resource's (`is_pool_empty`).
+        || name.strip_prefix("is_").is_some_and(|rest| {
+            ["_empty", "_full"]
+                .iter()
+                .any(|s| rest.strip_suffix(s).is_some_and(|what| !what.is_empty()))
+        })
+        || name == "is_would_block";
+    local
+        || matches!(
+            name,
+            "WouldBlock"
+                | "Interrupted"
+                | "EINTR"
+                | "INTR"
+                | "AGAIN"
+                | "WOULDBLOCK"
+                | "EAGAIN"
+                | "EWOULDBLOCK"
+                | "Empty"
+                | "TryRecvError"
+                | "TryLockError"
+                | "TrySendError"
+                | "Full"
+                | "Pending"
+                | "NotReady"
+                | "Again"
+                | "Busy"
+                | "Lagged"
+        )
+}
+
+/// Operations whose failure means contention or "not ready", looped over without being retries.
+pub fn is_spin_operation(name: &str) -> bool {
+    matches!(
+        name,
+        "compare_exchange"
+            | "compare_exchange_weak"
+            | "compare_and_swap"
+            | "swap"
+            | "load"
+            | "try_unwrap"
+            | "get_mut"
+            | "poll_accept"
+            | "try_accept"
+            | "try_clone"
+            | "try_join"
+            | "try_from"
+            | "try_into"
+            | "parse"
+            | "from_str"
+            | "decode"
+            | "try_decode"
+            | "fetch_update"
+            | "try_lock"
+            | "try_read"
+            | "try_write"
+            | "try_borrow"
+            | "try_borrow_mut"
+            | "try_recv"
+            | "recv_timeout"
+            | "recv_deadline"
+            | "wait_timeout"
+            | "wait_timeout_ms"
+            | "wait_while"
+            | "park_timeout"
+            | "try_send"
+            | "try_submit"
+            | "try_enqueue"
+            | "try_append"
+            | "try_acquire"
+            | "try_acquire_owned"
+            | "try_next"
+            | "try_wait"
+            | "poll"
+            | "poll_next"
+            | "poll_ready"
+            | "accept"
+            | "recv"
+            | "recv_from"
+            | "read"
+            | "read_exact"
+            | "read_line"
+            | "next"
+            | "next_event"
+            | "try_reserve"
+            | "try_insert"
+            | "try_push"
+            | "try_pop"
+            | "steal"
+            | "pop"
+            | "select"
+    )
+}
+
+/// Operations that talk to another process: their failures are worth retrying.
+pub fn is_io_operation(name: &str) -> bool {
+    matches!(
+        name,
+        "connect"
+            | "connect_timeout"
+            | "send"
+            | "send_to"
+            | "request"
+            | "call"
+            | "execute"
+            | "query"
+            | "fetch"
+            | "get"
+            | "post"
+            | "put"
+            | "patch"
+            | "delete"
+            | "open"
+            | "lookup"
+            | "lookup_host"
+            | "resolve"
+            | "publish"
+            | "upload"
+            | "download"
+            | "invoke"
+            | "dial"
+            | "handshake"
+            | "login"
+            | "authenticate"
+            | "bind"
+            | "subscribe"
+            | "send_request"
+            | "get_object"
+            | "put_object"
+            | "write_all"
+            | "flush"
+            | "sync"
+            | "commit"
+    )
+}
+
+/// The display name of a key constructor (`key-constructors` of the models), when `full` (a
+/// resolved call path) is one.
+pub fn key_constructor(full: &[String]) -> Option<String> {
+    known::builtin()
+        .path(List::KeyConstructors, full)
+        .map(|entry| format!("{entry}()"))
+}
+
+/// Whether `full` (a resolved call path) is a retry crate's call that runs an operation again
+/// after any error (`every-error-runners` of the models).
+pub fn is_every_error_runner(full: &[String]) -> bool {
+    known::builtin()
+        .path(List::EveryErrorRunners, full)
+        .is_some()
+}
+
+/// Whether some `every-error-runners` entry of the models ends with the segment `last`.
+pub fn every_error_runner_ends_with(last: &str) -> bool {
+    known::builtin()
+        .entries(List::EveryErrorRunners)
+        .iter()
+        .any(|e| e.text.rsplit("::").next() == Some(last))
+}
+
+/// Macros that make a fresh unique id (`key-macros`; `uuid!("...")` is a literal, not one).
+pub fn key_constructor_macro(name: &str) -> Option<String> {
+    known::builtin()
+        .name(List::KeyMacros, name)
+        .then(|| format!("{name}!()"))
+}
+
+/// Methods on a random generator that produce a random string or number usable as a key.
+pub fn is_random_key_method(name: &str) -> bool {
+    known::builtin().name(List::RandomKeyMethods, name)
+}
+
+/// Whether a name says it holds an idempotency key beyond doubt (variables, headers). A
+/// `request_id` alone is often a per-attempt trace id (`x-request-id`), so it counts only as a
+/// field or builder argument of a request ([`is_key_name`]).
+pub fn is_strong_key_name(name: &str) -> bool {
+    let n = name.to_ascii_lowercase().replace('-', "_");
+    n.contains("idempoten")
+        || n.contains("dedup")
+        || n.contains("client_token")
+        || n.contains("client_request_token")
+        || n.contains("clienttoken")
+        || n.contains("idem_key")
+}
+
+/// Whether a name (field, builder method) says it holds an idempotency or request key.
+pub fn is_key_name(name: &str) -> bool {
+    let n = name.to_ascii_lowercase().replace('-', "_");
+    let n = n.trim_start_matches("x_");
+    n.contains("idempoten")
+        || n.contains("dedup")
+        || n.contains("request_id")
+        || n.contains("requestid")
+        || n.contains("req_id")
+        || n.contains("client_token")
+        || n.contains("client_request_token")
+        || n.contains("clienttoken")
+        || n.contains("request_token")
+        || n.contains("operation_id")
+        || n == "idem_key"
+}
+
+/// The codes of the `http::StatusCode` associated constants.
+pub fn status_const(name: &str) -> Option<u16> {
+    Some(match name {
+        "CONTINUE" => 100,
+        "SWITCHING_PROTOCOLS" => 101,
+        "PROCESSING" => 102,
+        "OK" => 200,
+        "CREATED" => 201,
+        "ACCEPTED" => 202,
+        "NON_AUTHORITATIVE_INFORMATION" => 203,
+        "NO_CONTENT" => 204,
+        "RESET_CONTENT" => 205,
+        "PARTIAL_CONTENT" => 206,
+        "MULTI_STATUS" => 207,
+        "ALREADY_REPORTED" => 208,
+        "IM_USED" => 226,
+        "MULTIPLE_CHOICES" => 300,
+        "MOVED_PERMANENTLY" => 301,
+        "FOUND" => 302,
+        "SEE_OTHER" => 303,
+        "NOT_MODIFIED" => 304,
+        "USE_PROXY" => 305,
+        "TEMPORARY_REDIRECT" => 307,
+        "PERMANENT_REDIRECT" => 308,
+        "BAD_REQUEST" => 400,
+        "UNAUTHORIZED" => 401,
+        "PAYMENT_REQUIRED" => 402,
+        "FORBIDDEN" => 403,
+        "NOT_FOUND" => 404,
+        "METHOD_NOT_ALLOWED" => 405,
+        "NOT_ACCEPTABLE" => 406,
+        "PROXY_AUTHENTICATION_REQUIRED" => 407,
+        "REQUEST_TIMEOUT" => 408,
+        "CONFLICT" => 409,
+        "GONE" => 410,
+        "LENGTH_REQUIRED" => 411,
+        "PRECONDITION_FAILED" => 412,
+        "PAYLOAD_TOO_LARGE" => 413,
+        "URI_TOO_LONG" => 414,
+        "UNSUPPORTED_MEDIA_TYPE" => 415,
+        "RANGE_NOT_SATISFIABLE" => 416,
+        "EXPECTATION_FAILED" => 417,
+        "IM_A_TEAPOT" => 418,
+        "MISDIRECTED_REQUEST" => 421,
+        "UNPROCESSABLE_ENTITY" => 422,
+        "LOCKED" => 423,
+        "FAILED_DEPENDENCY" => 424,
+        "TOO_EARLY" => 425,
+        "UPGRADE_REQUIRED" => 426,
+        "PRECONDITION_REQUIRED" => 428,
+        "TOO_MANY_REQUESTS" => 429,
+        "REQUEST_HEADER_FIELDS_TOO_LARGE" => 431,
+        "UNAVAILABLE_FOR_LEGAL_REASONS" => 451,
+        "INTERNAL_SERVER_ERROR" => 500,
+        "NOT_IMPLEMENTED" => 501,
+        "BAD_GATEWAY" => 502,
+        "SERVICE_UNAVAILABLE" => 503,
+        "GATEWAY_TIMEOUT" => 504,
+        "HTTP_VERSION_NOT_SUPPORTED" => 505,
+        "VARIANT_ALSO_NEGOTIATES" => 506,
+        "INSUFFICIENT_STORAGE" => 507,
+        "LOOP_DETECTED" => 508,
+        "NOT_EXTENDED" => 510,
+        "NETWORK_AUTHENTICATION_REQUIRED" => 511,
+        _ => return None,
+    })
+}
+
+/// Whether an expression's text reads like an HTTP status (`resp.status()`, `status_code`,
+/// `code.as_u16()`).
+pub fn is_status_text(text: &str) -> bool {
+    text.split(|c: char| !c.is_alphanumeric() && c != '_')
+        .any(|w| {
+            let w = w.to_ascii_lowercase();
+            w == "status"
+                || w == "statuscode"
+                || w == "status_code"
+                || w == "as_u16"
+                || w == "http_code"
+                || w == "http_status"
+                || (w.starts_with("status_") && !w.starts_with("status_text"))
+                || (w.ends_with("_status") && !w.starts_with("error_for"))
+        })
+}
+
+/// The name of the outermost call of an expression: `delays.next()` → `next`.
+pub fn last_call(e: &Expr) -> Option<String> {
+    let _guard = crate::analysis::limits::enter();
+    match e {
+        Expr::MethodCall(m) => Some(m.method.to_string()),
+        Expr::Call(c) => callee_path(&c.func).and_then(last),
+        Expr::Await(a) => last_call(&a.base),
+        Expr::Try(t) => last_call(&t.expr),
+        Expr::Paren(p) => last_call(&p.expr),
+        _ => None,
+    }
+}
+
+/// A backoff strategy type of a retry crate, by the resolved path of its constructor
+/// (`fluvio_future::retry::ExponentialBackoffBuilder::default`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StrategyType {
+    /// Its waits grow (exponential, Fibonacci, decorrelated).
+    pub growing: bool,
+    /// The crate randomises its waits unless told not to (`backoff`'s randomization factor).
+    pub jittered: bool,
+}
+
+/// The strategy type a resolved constructor path builds, if it names one of an external crate:
+/// the path must be resolved to a crate (a type of this crate, or one whose origin is not known,
+/// stays unknown), the type named for a strategy (`ExponentialBackoff`, `FixedInterval`,
+/// `FibonacciBuilder`).
+#[must_use]
+pub fn strategy_type(full: &[String]) -> Option<StrategyType> {
+    let n = full.len();
+    if n < 3 || matches!(full[0].as_str(), "crate" | "self" | "super" | "Self") {
+        return None;
+    }
+    let ty = full[n - 2].to_ascii_lowercase();
+    let backoff_like = ["backoff", "strategy", "interval", "delay", "builder"]
+        .iter()
+        .any(|w| ty.contains(w));
+    if !backoff_like {
+        return None;
+    }
+    let decorrelated = ty.contains("decorrelated") || ty.contains("jitter");
+    let growing = decorrelated || ty.contains("exponential") || ty.contains("fibonacci");
+    let constant = ty.contains("constant") || ty.contains("fixed");
+    if !growing && !constant {
+        return None;
+    }
+    Some(StrategyType {
+        growing,
+        jittered: decorrelated
+            || (growing && known::builtin().name(List::JitteredCrates, &full[0])),
+    })
+}
+
+/// Asks a backoff strategy object for its next wait (`backoff.wait()`, `.next_backoff()`):
+/// `next-wait-methods` of the models.
+#[must_use]
+pub fn is_next_wait_method(name: &str) -> bool {
+    known::builtin().name(List::NextWaitMethods, name)
+}
+
+/// Paths of local operations: plain sockets, files, processes. They fail on the machine, not
+/// on a service's verdict.
+const REMOTE_LOCAL_PATHS: &[&str] = &[
+    "TcpStream::",
+    "TcpListener::",
+    "TcpSocket::",
+    "UdpSocket::",
+    "UnixStream::",
+    "UnixListener::",
+    "UnixDatagram::",
+    "fs::",
+    "File::",
+    "OpenOptions",
+    "Command::",
+    "Path::",
+    "PathBuf::",
+];
+
+/// Words of an operation's name that make it a request to a service.
+const REMOTE_OP_WORDS: &[&str] = &[
+    "connect",
+    "reconnect",
+    "request",
+    "query",
+    "execute",
+    "rpc",
+    "subscribe",
+    "publish",
+    "produce",
+    "handshake",
+    "login",
+    "authenticate",
+    "upload",
+    "download",
+    "invoke",
+    "dial",
+    "transact",
+    "http",
+    "grpc",
+    "socket",
+    "client",
+    "session",
+];
+
+/// Words of a receiver or argument that name a client of a service.
+const CLIENT_WORDS: &[&str] = &[
+    "client",
+    "rpc",
+    "http",
+    "https",
+    "grpc",
+    "api",
+    "database",
+    "db",
+    "pool",
+    "conn",
+    "connection",
+    "session",
+    "broker",
+    "redis",
+    "url",
+    "uri",
+    "endpoint",
+    "s3",
+    "bucket",
+];
+
+/// Whether a tested call is a request to another service (an HTTP or RPC call, a database
+/// statement, a connection to a broker or a server that can refuse it): `Some(true)`; a local
+/// operation (a file, a lock, a channel, a plain socket's bind, accept or connect):
+/// `Some(false)`; nothing to tell by: `None`. `op` is the operation's name, `call` the text of
+/// the call (receiver and arguments).
+pub fn remote_request(op: &str, call: &str) -> Option<bool> {
+    let squeezed: String = call.chars().filter(|c| !c.is_whitespace()).collect();
+    if REMOTE_LOCAL_PATHS.iter().any(|p| squeezed.contains(p)) {
+        return Some(false);
+    }
+    let op_l = op.to_ascii_lowercase();
+    if matches!(
+        op_l.as_str(),
+        "bind"
+            | "accept"
+            | "listen"
+            | "lock"
+            | "try_lock"
+            | "lock_exclusive"
+            | "try_lock_exclusive"
+            | "read"
+            | "write"
+            | "write_all"
+            | "read_exact"
+            | "flush"
+            | "recv"
+            | "try_recv"
+            | "recv_timeout"
+            | "try_send"
+            | "spawn"
+            | "open"
+            | "create"
+            | "remove"
+            | "rename"
+            | "parse"
+            | "from_str"
+            | "compare_exchange"
+            | "compare_exchange_weak"
+            | "persist"
+            | "join"
+    ) {
+        return Some(false);
+    }
+    if op_l.split('_').any(|w| REMOTE_OP_WORDS.contains(&w))
+        || matches!(
+            op_l.as_str(),
+            "get_object" | "put_object" | "send_request" | "send_receive"
+        )
+    {
+        return Some(true);
+    }
+    let named_client = call
+        .split(|c: char| !c.is_alphanumeric())
+        .flat_map(camel_words)
+        .any(|w| CLIENT_WORDS.contains(&w.as_str()));
+    named_client.then_some(true)
+}
+
+/// The lowercase words of an identifier written in camel case (`RpcRequest` → `rpc`,
+/// `request`; `HTTPClient` → `httpclient`).
+fn camel_words(ident: &str) -> impl Iterator<Item = String> + '_ {
+    let mut starts = vec![0];
+    let chars: Vec<(usize, char)> = ident.char_indices().collect();
+    for w in chars.windows(2) {
+        if w[0].1.is_lowercase() && w[1].1.is_uppercase() {
+            starts.push(w[1].0);
+        }
+    }
+    starts.push(ident.len());
+    (0..starts.len() - 1).map(move |i| ident[starts[i]..starts[i + 1]].to_ascii_lowercase())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_readiness_error;
+
+    #[test]
+    fn a_named_resource_not_there_yet_is_readiness_a_collection_is_not() {
+        for yes in [
+            "ConnectionPoolEmpty",
+            "QueueFull",
+            "is_pool_empty",
+            "is_queue_full",
+            "WouldBlock",
+        ] {
+            assert!(is_readiness_error(yes), "{yes}");
+        }
+        for no in ["is_empty", "is_full", "Empty2", "Successful", "is_timeout"] {
+            assert!(!is_readiness_error(no), "{no}");
+        }
+    }
+
+    #[test]
+    fn remote_requests_are_told_by_their_words() {
+        use super::remote_request;
+        assert_eq!(
+            remote_request("query_async", "cmd.query_async(&mut conn)"),
+            Some(true)
+        );
+        assert_eq!(remote_request("get", "client.get(url)"), Some(true));
+        assert_eq!(
+            remote_request("send", "self.send(RpcRequest::GetBalance)"),
+            Some(true)
+        );
+        assert_eq!(
+            remote_request("connect", "TcpStream::connect(addr)"),
+            Some(false)
+        );
+        assert_eq!(
+            remote_request("write", "std::fs::write(path, body)"),
+            Some(false)
+        );
+        assert_eq!(remote_request("bind", "listener.bind(addr)"), Some(false));
+        assert_eq!(remote_request("latest", "cache.latest(key)"), None);
+        // Camel case is split: `DbPool` is `db`, `pool`.
+        assert_eq!(remote_request("run", "DbPool::run"), Some(true));
+    }
+}

@@ -1,0 +1,778 @@
+//! What a file makes visible to the analysis: `use` aliases, `const`/`static` items and local
+//! functions (free functions and methods), so that calls and constants can be followed one level.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use syn::visit::Visit;
+use syn::{Block, Expr, ImplItemFn, ItemConst, ItemFn, ItemStatic, ItemUse, Signature, UseTree};
+
+use super::known::{self, List};
+use super::{names, Extensions, Via};
+
+/// A function body of this file.
+#[derive(Clone, Copy)]
+pub struct LocalFn<'a> {
+    pub sig: &'a Signature,
+    pub block: &'a Block,
+    pub attrs: &'a [syn::Attribute],
+    /// The type of the `impl` (or the trait) whose method this is; `None` for a free function.
+    pub owner: Option<&'a syn::Ident>,
+}
+
+/// The path of the type a field or parameter holds, through references and shared or locked
+/// wrappers (`&Arc<Mutex<crate::net::Client>>` → `crate::net::Client`); `None` for a wrapper it
+/// cannot see through, `impl Trait`, `dyn Trait`, a tuple or a slice. Not through `Option`:
+/// `conn.take()` is `Option`'s.
+#[must_use]
+pub fn held_path(ty: &syn::Type) -> Option<&syn::Path> {
+    let _guard = crate::analysis::limits::enter();
+    match ty {
+        syn::Type::Reference(r) => held_path(&r.elem),
+        syn::Type::Paren(p) => held_path(&p.elem),
+        syn::Type::Group(g) => held_path(&g.elem),
+        syn::Type::Path(p) if p.qself.is_none() => {
+            let last = p.path.segments.last()?;
+            let wrapper = matches!(
+                last.ident.to_string().as_str(),
+                "Arc"
+                    | "Rc"
+                    | "Box"
+                    | "Mutex"
+                    | "RwLock"
+                    | "RefCell"
+                    | "Cell"
+                    | "OnceCell"
+                    | "OnceLock"
+                    | "Pin"
+            );
+            if !wrapper {
+                return Some(&p.path);
+            }
+            match &last.arguments {
+                syn::PathArguments::AngleBracketed(args) => {
+                    args.args.iter().find_map(|a| match a {
+                        syn::GenericArgument::Type(inner) => held_path(inner),
+                        _ => None,
+                    })
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The name of the type a field holds ([`held_path`]'s last segment).
+fn held_type(ty: &syn::Type) -> Option<String> {
+    held_path(ty)?.segments.last().map(|s| s.ident.to_string())
+}
+
+/// The name of the type an `impl` block is for (`Uploader` in `impl<S> Uploader<S>`).
+#[must_use]
+pub fn type_ident(ty: &syn::Type) -> Option<&syn::Ident> {
+    let _guard = crate::analysis::limits::enter();
+    match ty {
+        syn::Type::Path(p) => p.path.segments.last().map(|s| &s.ident),
+        syn::Type::Reference(r) => type_ident(&r.elem),
+        syn::Type::Paren(p) => type_ident(&p.elem),
+        syn::Type::Group(g) => type_ident(&g.elem),
+        _ => None,
+    }
+}
+
+impl<'a> LocalFn<'a> {
+    /// The parameters other than `self`, in order.
+    #[must_use]
+    pub fn typed_params(&self) -> Vec<&'a syn::PatType> {
+        self.sig
+            .inputs
+            .iter()
+            .filter_map(|a| match a {
+                syn::FnArg::Typed(t) => Some(t),
+                syn::FnArg::Receiver(_) => None,
+            })
+            .collect()
+    }
+}
+
+/// File-wide facts.
+#[derive(Default)]
+pub struct FileScope<'a> {
+    /// Local name → full path (`sleep` → `tokio::time::sleep`, `nap` → `std::thread::sleep`).
+    pub uses: HashMap<String, Vec<String>>,
+    /// `const` and `static` items by name.
+    pub consts: HashMap<String, &'a Expr>,
+    /// Where each of [`FileScope::consts`] is named.
+    const_names: HashMap<String, proc_macro2::Span>,
+    /// Functions and methods by name (several impls may share one).
+    pub fns: HashMap<String, Vec<LocalFn<'a>>>,
+    /// The first segments of the multi-segment paths written in the file (`ureq` in
+    /// `ureq::Agent`): which crates it talks to.
+    pub roots: std::collections::HashSet<String>,
+    /// What the team taught the analysis.
+    pub ext: super::Extensions,
+    /// The values being followed now (see [`FileScope::follow`]), by address.
+    following: RefCell<Vec<usize>>,
+    /// While visiting: the type of the `impl` (or the trait) being visited.
+    owner: Option<&'a syn::Ident>,
+    /// The fields of the file's structs and their types' names (`client: Arc<StoreClient>` →
+    /// `StoreClient`: through `Arc`, `Box`, `Rc`, `Mutex`, `RwLock` and the like).
+    pub struct_fields: HashMap<String, HashMap<String, String>>,
+    /// Associated constants declared by the file's traits (`const BYTES: usize;`): defined
+    /// names, without a value to read.
+    pub trait_consts: Vec<String>,
+    /// The modules the file declares (`mod store;`): a path starting with one is the crate's.
+    pub mods: std::collections::HashSet<String>,
+    /// The futures of the file's `select!` branches, by invocation (see [`super::select`]).
+    pub selects: Option<&'a HashMap<super::select::SelectKey, Vec<Expr>>>,
+    /// Definitions of other files of the crate (see [`FileScope::import`]): consulted for a
+    /// name this file does not define.
+    imported: Imported<'a>,
+    /// Names looked up and defined neither here nor in an imported file: what another file of
+    /// the crate may tell.
+    missed: RefCell<std::collections::BTreeSet<String>>,
+    /// Definitions followed to a fact of a site, in the order of use (see
+    /// [`FileScope::consult`]).
+    used: RefCell<Vec<Use>>,
+    /// How many [`FileScope::consult`]s are under way: a definition looked up outside them
+    /// decides no fact and is not kept.
+    consulting: std::cell::Cell<usize>,
+}
+
+/// The facts of a site a definition can decide (a set: a policy's builder decides its limit
+/// and its waits). Each rule shows the definitions behind the facts it reads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Facts(u8);
+
+impl Facts {
+    /// No fact.
+    pub const NONE: Facts = Facts(0);
+    /// How many attempts are made.
+    pub const BOUND: Facts = Facts(1);
+    /// How long each wait is, how it grows, whether it is randomised.
+    pub const WAIT: Facts = Facts(1 << 1);
+    /// Which errors and statuses go round again.
+    pub const ERRORS: Facts = Facts(1 << 2);
+    /// Where an idempotency key is made.
+    pub const KEY: Facts = Facts(1 << 3);
+    /// That the operation writes.
+    pub const WRITE: Facts = Facts(1 << 4);
+
+    /// Both sets.
+    #[must_use]
+    pub const fn and(self, other: Facts) -> Facts {
+        Facts(self.0 | other.0)
+    }
+
+    /// Whether the two sets share a fact.
+    #[must_use]
+    pub const fn meets(self, other: Facts) -> bool {
+        self.0 & other.0 != 0
+    }
+}
+
+/// A definition a fact of a site was read from: a function or constant of this file (`at` is
+/// `None`, `name_span` where it is named) or of another file of the crate (`at` is where its
+/// name is, a [`super::Place::There`]).
+#[derive(Clone, Debug)]
+pub struct Use {
+    pub name: String,
+    pub at: Option<super::Place>,
+    pub name_span: Option<proc_macro2::Span>,
+    /// The facts it decided; empty while the lookup's answer is still being worked out.
+    pub facts: Facts,
+}
+
+/// Answers of a lookup that say something: a definition consulted for an answer that says
+/// nothing (`None`, `false`, nothing found) decided no fact.
+pub trait Decides {
+    fn decides(&self) -> bool;
+}
+
+impl Decides for bool {
+    fn decides(&self) -> bool {
+        *self
+    }
+}
+
+impl<T> Decides for Option<T> {
+    fn decides(&self) -> bool {
+        self.is_some()
+    }
+}
+
+impl<T> Decides for Vec<T> {
+    fn decides(&self) -> bool {
+        !self.is_empty()
+    }
+}
+
+/// Functions and constants of other files of the crate, with where each is defined.
+#[derive(Default)]
+struct Imported<'a> {
+    fns: HashMap<String, Vec<(LocalFn<'a>, super::Place)>>,
+    consts: HashMap<String, (&'a Expr, super::Place)>,
+}
+
+impl<'a> FileScope<'a> {
+    /// An empty scope that knows what the team taught the analysis.
+    #[must_use]
+    pub fn new(ext: super::Extensions) -> Self {
+        FileScope {
+            ext,
+            ..FileScope::default()
+        }
+    }
+
+    /// The full path of `path` after `use` resolution of its first segment.
+    #[must_use]
+    pub fn resolve(&self, path: &syn::Path) -> Vec<String> {
+        let segs = names::segments(path);
+        match segs.first().and_then(|first| self.uses.get(first)) {
+            Some(full) => full
+                .iter()
+                .cloned()
+                .chain(segs.into_iter().skip(1))
+                .collect(),
+            None => segs,
+        }
+    }
+
+    /// The last segment of [`FileScope::resolve`]`(path)`, without building the whole path.
+    #[must_use]
+    pub fn resolved_last(&self, path: &syn::Path) -> String {
+        let Some(last) = path.segments.last() else {
+            return String::new();
+        };
+        let name = last.ident.to_string();
+        if path.segments.len() > 1 {
+            return name;
+        }
+        // A single segment may be a renamed import (`use tryhard::retry_fn as again;`).
+        match self.uses.get(&name) {
+            Some(full) => full.last().cloned().unwrap_or_default(),
+            None => name,
+        }
+    }
+
+    /// Whether a resolved call path waits (a known timer, or a team's sleep wrapper).
+    #[must_use]
+    pub fn is_sleep(&self, full: &[String]) -> bool {
+        names::is_sleep_path(full) || Extensions::matches(&self.ext.sleep_fns, full)
+    }
+
+    /// Whether a method name waits (`runtime.sleep(d)`, a team's wrapper).
+    #[must_use]
+    pub fn is_sleep_method(&self, name: &str) -> bool {
+        names::is_sleep_method(name)
+            || Extensions::names(&self.ext.sleep_fns, name)
+            || Extensions::names(&self.ext.sleep_methods, name)
+    }
+
+    /// Whether a resolved path blocks the thread while it waits (`std::thread::sleep`).
+    #[must_use]
+    pub fn is_blocking_sleep(&self, full: &[String]) -> bool {
+        known::builtin().path(List::BlockingSleeps, full).is_some()
+            || Extensions::matches(&self.ext.blocking_sleeps, full)
+    }
+
+    /// Whether an awaited method resolves only after a wait of its own (`trx.on_error(e)`).
+    #[must_use]
+    pub fn is_wait_handler(&self, name: &str) -> bool {
+        known::builtin().name(List::WaitHandlers, name)
+            || Extensions::names(&self.ext.wait_handlers, name)
+    }
+
+    /// Whether a function or method name produces randomness.
+    #[must_use]
+    pub fn is_random(&self, name: &str) -> bool {
+        names::is_random_name(name)
+            || Extensions::names(&self.ext.random_sources, name)
+            || self.ext.random_crates.iter().any(|c| c == name)
+    }
+
+    /// Whether a path segment is a crate whose every path is random (`rand`, a team's own).
+    #[must_use]
+    pub fn is_random_crate(&self, segment: &str) -> bool {
+        names::is_random_root(segment) || self.ext.random_crates.iter().any(|c| c == segment)
+    }
+
+    /// Whether a resolved path produces randomness (`rand::..`, a team's source).
+    #[must_use]
+    pub fn is_random_path(&self, full: &[String]) -> bool {
+        full.iter().any(|s| self.is_random_crate(s))
+            || Extensions::matches(&self.ext.random_sources, full)
+    }
+
+    /// Whether a method of a random generator gives a value usable as a key.
+    #[must_use]
+    pub fn is_random_key_method(&self, name: &str) -> bool {
+        names::is_random_key_method(name) || Extensions::names(&self.ext.random_key_methods, name)
+    }
+
+    /// The display name of a key constructor, when `full` (a resolved call path) is one.
+    #[must_use]
+    pub fn key_constructor(&self, full: &[String]) -> Option<String> {
+        if let Some(n) = names::key_constructor(full) {
+            return Some(n);
+        }
+        Extensions::matches(&self.ext.key_constructors, full)
+            .then(|| format!("{}()", full.join("::")))
+    }
+
+    /// Whether a call whose path ends with `last` may be an every-error runner (before its whole
+    /// path is resolved, which most calls are spared).
+    #[must_use]
+    pub fn may_be_every_error_runner(&self, last: &str) -> bool {
+        let ends = |e: &str| e.rsplit("::").next() == Some(last);
+        names::every_error_runner_ends_with(last)
+            || self.ext.every_error_runners.iter().any(|e| ends(e))
+    }
+
+    /// Whether a resolved call path runs an operation again after any error it returns.
+    #[must_use]
+    pub fn is_every_error_runner(&self, full: &[String]) -> bool {
+        names::is_every_error_runner(full)
+            || Extensions::matches(&self.ext.every_error_runners, full)
+    }
+
+    /// The display name of a macro that makes a fresh unique id (`nanoid!()`).
+    #[must_use]
+    pub fn key_macro(&self, name: &str) -> Option<String> {
+        names::key_constructor_macro(name)
+            .or_else(|| Extensions::names(&self.ext.key_macros, name).then(|| format!("{name}!()")))
+    }
+
+    /// Whether a method asks a backoff strategy object for its next wait.
+    #[must_use]
+    pub fn is_next_wait_method(&self, name: &str) -> bool {
+        names::is_next_wait_method(name) || Extensions::names(&self.ext.next_wait_methods, name)
+    }
+
+    /// The strategy type a resolved constructor path builds, if it names one of an external
+    /// crate (see [`names::strategy_type`]); a team's `jittered-crates` jitter by default too.
+    #[must_use]
+    pub fn strategy_type(&self, full: &[String]) -> Option<names::StrategyType> {
+        let mut st = names::strategy_type(full)?;
+        if st.growing && !st.jittered {
+            st.jittered = full
+                .first()
+                .is_some_and(|c| self.ext.jittered_crates.iter().any(|j| j == c));
+        }
+        Some(st)
+    }
+
+    /// Whether a method or field name is a team's status accessor.
+    #[must_use]
+    pub fn is_status_accessor(&self, name: &str) -> bool {
+        Extensions::names(&self.ext.status_accessors, name)
+    }
+
+    /// The one function with this name, if exactly one exists with a body: in this file, or,
+    /// when this file defines none, in the other files of the crate given to
+    /// [`FileScope::import`].
+    #[must_use]
+    pub fn function(&self, name: &str) -> Option<LocalFn<'a>> {
+        self.function_via(name, None)
+    }
+
+    /// [`FileScope::function`] for a call that names its callee `via` (see [`Via`]): only the
+    /// functions that call can reach count (`Backoff::new` is not `StoreClient::new`; a method
+    /// call never reaches a free function). `None` for `via`: any function of that name.
+    #[must_use]
+    pub fn function_via(&self, name: &str, via: Option<&Via>) -> Option<LocalFn<'a>> {
+        let reaches = |f: &LocalFn<'a>| via.map_or(true, |v| v.reaches_ident(f.owner));
+        let mut here = self
+            .fns
+            .get(name)
+            .into_iter()
+            .flatten()
+            .filter(|f| reaches(f));
+        match (here.next(), here.next()) {
+            (Some(only), None) => {
+                self.used(name, None, Some(only.sig.ident.span()));
+                return Some(*only);
+            }
+            (Some(_), Some(_)) => return None,
+            (None, _) => {}
+        }
+        let mut there = self
+            .imported
+            .fns
+            .get(name)
+            .into_iter()
+            .flatten()
+            .filter(|(f, _)| reaches(f));
+        match (there.next(), there.next()) {
+            (Some((only, at)), None) => {
+                self.used(name, Some(at), None);
+                Some(*only)
+            }
+            (Some(_), Some(_)) => None,
+            (None, _) => {
+                if !self.fns.contains_key(name) && !self.imported.fns.contains_key(name) {
+                    self.miss(name);
+                } else if let Some(Via::Type(ty)) =
+                    via.filter(|v| matches!(v, Via::Type(t) if t != "Self"))
+                {
+                    // `Connector::connect` where the file has another type's `connect`: the
+                    // type's method is looked for in the crate under its qualified name.
+                    self.miss(&format!("{ty}::{name}"));
+                }
+                None
+            }
+        }
+    }
+
+    /// How a call of `path` names its callee (resolved through `use`).
+    #[must_use]
+    pub fn via_of(&self, path: &syn::Path) -> Via {
+        Via::of_path(&self.resolve(path), None)
+    }
+
+    /// The futures raced by a `select!` invocation of this file (none for another macro).
+    #[must_use]
+    pub fn select_futures(&self, m: &syn::Macro) -> &'a [Expr] {
+        match self.selects {
+            Some(selects) if super::select::is_select(m) => selects
+                .get(&super::select::key_of(m))
+                .map_or(&[], Vec::as_slice),
+            _ => &[],
+        }
+    }
+
+    /// The value of a `const`/`static` named by the last segment of a path.
+    #[must_use]
+    pub fn constant(&self, path: &syn::Path) -> Option<&'a Expr> {
+        names::last(path).and_then(|n| self.constant_named(&n))
+    }
+
+    /// The value of the `const`/`static` called `name`: this file's, or an imported one.
+    #[must_use]
+    pub fn constant_named(&self, name: &str) -> Option<&'a Expr> {
+        if let Some(c) = self.consts.get(name) {
+            self.used(name, None, self.const_names.get(name).copied());
+            return Some(*c);
+        }
+        if let Some((c, at)) = self.imported.consts.get(name) {
+            self.used(name, Some(at), None);
+            Some(*c)
+        } else {
+            self.miss(name);
+            None
+        }
+    }
+
+    fn miss(&self, name: &str) {
+        if !self.missed.borrow().contains(name) {
+            self.missed.borrow_mut().insert(name.to_owned());
+        }
+    }
+
+    /// Notes a definition looked up, kept only if a [`FileScope::consult`] under way finds
+    /// that it decided a fact.
+    fn used(&self, name: &str, at: Option<&super::Place>, name_span: Option<proc_macro2::Span>) {
+        if self.consulting.get() == 0 {
+            return;
+        }
+        self.used.borrow_mut().push(Use {
+            name: name.to_owned(),
+            at: at.cloned(),
+            name_span,
+            facts: Facts::NONE,
+        });
+    }
+
+    /// `ask()`, a question about a site's `facts` (its waits, the errors it retries, ...):
+    /// the definitions looked up to answer it are that fact's evidence when the answer says
+    /// something ([`Decides`]), unless an enclosing consult finds its own answer says
+    /// nothing. A definition looked up outside any consult (to see whether a name is the
+    /// file's, or for an answer that says nothing) is no evidence.
+    pub fn consult<R: Decides>(&self, facts: Facts, ask: impl FnOnce() -> R) -> R {
+        let start = self.used.borrow().len();
+        self.consulting.set(self.consulting.get() + 1);
+        let answer = ask();
+        self.consulting.set(self.consulting.get() - 1);
+        let mut used = self.used.borrow_mut();
+        if answer.decides() {
+            for u in used.iter_mut().skip(start) {
+                if u.facts == Facts::NONE {
+                    u.facts = facts;
+                }
+            }
+        } else {
+            used.truncate(start);
+        }
+        answer
+    }
+
+    /// `ask()` whose lookups are no evidence whatever it answers (whether a name is the
+    /// file's own function, inside a consult for something else).
+    pub fn probe<R>(&self, ask: impl FnOnce() -> R) -> R {
+        let start = self.used.borrow().len();
+        let answer = ask();
+        self.used.borrow_mut().truncate(start);
+        answer
+    }
+
+    /// The names looked up that neither this file nor an imported one defines.
+    #[must_use]
+    pub fn missed(&self) -> Vec<String> {
+        self.missed.borrow().iter().cloned().collect()
+    }
+
+    /// The definitions that decided facts since `from` (a [`FileScope::used_count`]), each
+    /// once per set of facts, in the order of first use.
+    #[must_use]
+    pub fn used_since(&self, from: usize) -> Vec<Use> {
+        let used = self.used.borrow();
+        let mut out: Vec<Use> = Vec::new();
+        for u in used.get(from..).unwrap_or_default() {
+            if !out
+                .iter()
+                .any(|o| o.name == u.name && o.at == u.at && o.facts == u.facts)
+            {
+                out.push(u.clone());
+            }
+        }
+        out
+    }
+
+    /// How many definitions have decided facts so far (for [`FileScope::used_since`]).
+    #[must_use]
+    pub fn used_count(&self) -> usize {
+        self.used.borrow().len()
+    }
+
+    /// Makes the functions and constants of another file of the crate (`path`, for evidence)
+    /// visible where this file defines nothing of that name. Its `use`s are not: a followed
+    /// body reads its paths with this file's imports, an approximation.
+    pub fn import(&mut self, file: &'a syn::File, path: &str) {
+        let mut other = FileScope::default();
+        other.visit_file(file);
+        // 1-based line and column (proc-macro2 counts columns from 0, in characters).
+        let at = |span: proc_macro2::Span| super::Place::There {
+            path: path.to_owned(),
+            line: span.start().line,
+            column: span.start().column + 1,
+        };
+        for (name, fns) in other.fns {
+            // A name this file defines means its own function, unless the other file's is a
+            // method of a type none of this file's functions of that name belongs to
+            // (`Connector::connect` beside this file's `Client::connect`).
+            let here: Vec<Option<&syn::Ident>> = self
+                .fns
+                .get(&name)
+                .map(|v| v.iter().map(|f| f.owner).collect())
+                .unwrap_or_default();
+            let fns: Vec<_> = fns
+                .into_iter()
+                .filter(|f| here.is_empty() || (f.owner.is_some() && !here.contains(&f.owner)))
+                .collect();
+            if fns.is_empty() {
+                continue;
+            }
+            let entry = self.imported.fns.entry(name).or_default();
+            entry.extend(fns.into_iter().map(|f| (f, at(f.sig.ident.span()))));
+        }
+        for (name, c) in other.consts {
+            if self.consts.contains_key(&name) {
+                continue;
+            }
+            let Some(named) = other.const_names.get(&name) else {
+                continue;
+            };
+            let place = at(*named);
+            self.imported.consts.entry(name).or_insert((c, place));
+        }
+    }
+
+    /// `f` of the value a name stands for (a constant's, a `let`'s), unless that value is being
+    /// followed already: then the name, met again inside its own value, is something the file
+    /// does not tell (`const LIMBS: usize = LIMBS;` names a generic parameter, `let codes =
+    /// codes.to_vec();` the parameter it shadows, `const BITS: u32 = Self::BITS;` another
+    /// impl's constant), and the answer is `None`. Every evaluator that follows names goes
+    /// through here, so that no cycle of names can make it recurse without end.
+    pub fn follow<R>(&self, value: &'a Expr, f: impl FnOnce(&'a Expr) -> Option<R>) -> Option<R> {
+        let key = std::ptr::from_ref(value) as usize;
+        if self.following.borrow().contains(&key) {
+            return None;
+        }
+        self.following.borrow_mut().push(key);
+        let answer = f(value);
+        self.following.borrow_mut().pop();
+        answer
+    }
+
+    /// [`FileScope::follow`] of the constant named by `path`.
+    pub fn follow_constant<R>(
+        &self,
+        path: &syn::Path,
+        f: impl FnOnce(&'a Expr) -> Option<R>,
+    ) -> Option<R> {
+        self.follow(self.constant(path)?, f)
+    }
+
+    fn add_use(&mut self, prefix: &mut Vec<String>, tree: &UseTree) {
+        let _guard = crate::analysis::limits::enter();
+        match tree {
+            UseTree::Path(p) => {
+                prefix.push(p.ident.to_string());
+                self.add_use(prefix, &p.tree);
+                prefix.pop();
+            }
+            UseTree::Name(n) => {
+                let name = n.ident.to_string();
+                if name == "self" {
+                    if let Some(last) = prefix.last() {
+                        self.uses.insert(last.clone(), prefix.clone());
+                    }
+                } else {
+                    let mut full = prefix.clone();
+                    full.push(name.clone());
+                    self.uses.insert(name, full);
+                }
+            }
+            UseTree::Rename(r) => {
+                let mut full = prefix.clone();
+                if r.ident != "self" {
+                    full.push(r.ident.to_string());
+                }
+                self.uses.insert(r.rename.to_string(), full);
+            }
+            UseTree::Group(g) => {
+                for t in &g.items {
+                    self.add_use(prefix, t);
+                }
+            }
+            UseTree::Glob(_) => {}
+        }
+    }
+}
+
+impl<'a> Visit<'a> for FileScope<'a> {
+    fn visit_item_mod(&mut self, node: &'a syn::ItemMod) {
+        let _guard = crate::analysis::limits::enter();
+        self.mods.insert(node.ident.to_string());
+        syn::visit::visit_item_mod(self, node);
+    }
+
+    fn visit_item_use(&mut self, node: &'a ItemUse) {
+        let mut prefix = Vec::new();
+        self.add_use(&mut prefix, &node.tree);
+    }
+
+    fn visit_item_const(&mut self, node: &'a ItemConst) {
+        let _guard = crate::analysis::limits::enter();
+        self.consts.insert(node.ident.to_string(), &node.expr);
+        self.const_names
+            .insert(node.ident.to_string(), node.ident.span());
+        syn::visit::visit_item_const(self, node);
+    }
+
+    fn visit_item_static(&mut self, node: &'a ItemStatic) {
+        let _guard = crate::analysis::limits::enter();
+        self.consts.insert(node.ident.to_string(), &node.expr);
+        self.const_names
+            .insert(node.ident.to_string(), node.ident.span());
+        syn::visit::visit_item_static(self, node);
+    }
+
+    fn visit_trait_item_const(&mut self, node: &'a syn::TraitItemConst) {
+        let _guard = crate::analysis::limits::enter();
+        self.trait_consts.push(node.ident.to_string());
+        syn::visit::visit_trait_item_const(self, node);
+    }
+
+    fn visit_impl_item_const(&mut self, node: &'a syn::ImplItemConst) {
+        let _guard = crate::analysis::limits::enter();
+        self.consts.insert(node.ident.to_string(), &node.expr);
+        self.const_names
+            .insert(node.ident.to_string(), node.ident.span());
+        syn::visit::visit_impl_item_const(self, node);
+    }
+
+    fn visit_item_fn(&mut self, node: &'a ItemFn) {
+        let _guard = crate::analysis::limits::enter();
+        self.fns
+            .entry(node.sig.ident.to_string())
+            .or_default()
+            .push(LocalFn {
+                sig: &node.sig,
+                block: &node.block,
+                attrs: &node.attrs,
+                owner: None,
+            });
+        let owner = self.owner.take();
+        syn::visit::visit_item_fn(self, node);
+        self.owner = owner;
+    }
+
+    fn visit_item_struct(&mut self, node: &'a syn::ItemStruct) {
+        let _guard = crate::analysis::limits::enter();
+        let fields: HashMap<String, String> = node
+            .fields
+            .iter()
+            .filter_map(|f| Some((f.ident.as_ref()?.to_string(), held_type(&f.ty)?)))
+            .collect();
+        if !fields.is_empty() {
+            self.struct_fields.insert(node.ident.to_string(), fields);
+        }
+        syn::visit::visit_item_struct(self, node);
+    }
+
+    fn visit_item_impl(&mut self, node: &'a syn::ItemImpl) {
+        let _guard = crate::analysis::limits::enter();
+        let owner = std::mem::replace(&mut self.owner, type_ident(&node.self_ty));
+        syn::visit::visit_item_impl(self, node);
+        self.owner = owner;
+    }
+
+    fn visit_item_trait(&mut self, node: &'a syn::ItemTrait) {
+        let _guard = crate::analysis::limits::enter();
+        let owner = self.owner.replace(&node.ident);
+        syn::visit::visit_item_trait(self, node);
+        self.owner = owner;
+    }
+
+    fn visit_impl_item_fn(&mut self, node: &'a ImplItemFn) {
+        let _guard = crate::analysis::limits::enter();
+        self.fns
+            .entry(node.sig.ident.to_string())
+            .or_default()
+            .push(LocalFn {
+                sig: &node.sig,
+                block: &node.block,
+                attrs: &node.attrs,
+                owner: self.owner,
+            });
+        syn::visit::visit_impl_item_fn(self, node);
+    }
+
+    fn visit_trait_item_fn(&mut self, node: &'a syn::TraitItemFn) {
+        let _guard = crate::analysis::limits::enter();
+        if let Some(block) = &node.default {
+            self.fns
+                .entry(node.sig.ident.to_string())
+                .or_default()
+                .push(LocalFn {
+                    sig: &node.sig,
+                    block,
+                    attrs: &node.attrs,
+                    owner: self.owner,
+                });
+        }
+        syn::visit::visit_trait_item_fn(self, node);
+    }
+
+    fn visit_path(&mut self, p: &'a syn::Path) {
+        let _guard = crate::analysis::limits::enter();
+        if p.segments.len() > 1 {
+            self.roots.insert(p.segments[0].ident.to_string());
+        }
+        syn::visit::visit_path(self, p);
+    }
+
+    // Local items inside function bodies are visited too (the default walk reaches them).
+}

@@ -1,0 +1,50 @@
+//! Which rules run and at which level, and how the analysis reads the files.
+
+use std::collections::HashMap;
+
+use crate::analysis;
+use crate::checks::registry::{Level, Rule};
+
+/// Which rules run and at which level.
+#[derive(Clone, Debug, Default)]
+pub struct Settings {
+    overrides: HashMap<Rule, Level>,
+    /// `--deny warnings`: every warning is reported as an error.
+    pub warnings_as_errors: bool,
+    /// Names the team taught the analysis (sleep wrappers, random sources, ...).
+    pub extensions: analysis::Extensions,
+    /// `--full-parse`: parse every function body, not only those that can matter to a retry
+    /// site (see [`crate::analysis::prefilter`]).
+    pub full_parse: bool,
+    /// The file is test code by where it is (a package's `tests/` or `benches/`, see
+    /// [`crate::pipeline::scan::is_test_target`]): its loops wait for the test's fixtures, they are not
+    /// retry sites.
+    pub test_code: bool,
+}
+
+impl Settings {
+    /// Sets a rule's level for this run.
+    pub fn set_level(&mut self, rule: Rule, level: Level) {
+        self.overrides.insert(rule, level);
+    }
+
+    /// The levels set with [`Settings::set_level`], in no particular order.
+    pub fn overrides(&self) -> impl Iterator<Item = (Rule, Level)> + '_ {
+        self.overrides.iter().map(|(rule, level)| (*rule, *level))
+    }
+
+    /// The level a rule runs at (`Allow` = not run).
+    #[must_use]
+    pub fn level(&self, rule: Rule) -> Level {
+        let level = self
+            .overrides
+            .get(&rule)
+            .copied()
+            .unwrap_or_else(|| rule.default_level());
+        if self.warnings_as_errors && level == Level::Warning {
+            Level::Error
+        } else {
+            level
+        }
+    }
+}
