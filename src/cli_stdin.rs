@@ -9,9 +9,8 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use retry_audit::fix;
-use retry_audit::pipeline::scan::{
-    FileReport, Outcome, ScanError, ScanOptions, ScanReport, ScanStats, SkipReason,
-};
+use retry_audit::pipeline::scan::{ScanError, ScanOptions};
+use retry_audit::report::{FileReport, Outcome, ScanReport, ScanStats, SkipReason};
 use retry_audit::Settings;
 
 /// The name standard input goes by without `--stdin-filename` (ruff's).

@@ -13,11 +13,12 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::checks::diagnostic::{Diagnostic, Edit};
+use crate::checks::diagnostic::Diagnostic;
 use crate::checks::registry::Rule;
 use crate::checks::Settings;
 use crate::pipeline::engine;
 use crate::report::FileError;
+use crate::source::Edit;
 
 /// The most check-and-fix rounds run on one file. A round applies every fix that does not
 /// overlap an earlier one; overlapping fixes are recomputed on the new text and applied in the
@@ -542,7 +543,7 @@ pub struct FixSummary {
 /// fix would break the syntax). Only a failure to write `out` is an error.
 #[cfg(feature = "cli")]
 pub fn fix_report(
-    report: &crate::pipeline::scan::ScanReport,
+    report: &crate::report::ScanReport,
     options: &crate::pipeline::scan::ScanOptions,
     mode: Mode,
     out: &mut dyn Write,
@@ -647,7 +648,8 @@ mod tests {
 
     /// A finding at the start of the file carrying the given edits as its fix.
     fn finding(edits: Vec<Edit>) -> Diagnostic {
-        use crate::checks::diagnostic::{Fix, Label};
+        use crate::checks::diagnostic::Label;
+        use crate::source::Fix;
         use crate::source::{Position, Span};
         let at = Position { line: 1, column: 1 };
         Diagnostic {

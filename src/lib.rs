@@ -32,7 +32,7 @@ pub mod retry;
 pub mod source;
 
 #[cfg(feature = "analysis")]
-pub use checks::diagnostic::{Diagnostic, Edit, Elsewhere, Fix, Label};
+pub use checks::diagnostic::{Diagnostic, Elsewhere, Label};
 #[cfg(feature = "analysis")]
 pub use checks::registry::{Level, Rule, RuleMeta};
 #[cfg(feature = "analysis")]
@@ -42,7 +42,7 @@ pub use pipeline::engine::check_source;
 #[cfg(feature = "analysis")]
 pub use report::FileError;
 #[cfg(feature = "analysis")]
-pub use source::{Position, Span};
+pub use source::{Edit, Fix, Position, Span};
 
 // The runtime (`retry`) is always built, whatever the features; this is its attribute.
 pub use retry_audit_macros::retryable;

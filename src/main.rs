@@ -14,12 +14,13 @@ use codespan_reporting::term::termcolor::WriteColor;
 
 use retry_audit::cli::workspace;
 use retry_audit::config;
-use retry_audit::pipeline::scan::{self, ScanOptions, ScanReport};
+use retry_audit::pipeline::scan::{self, ScanOptions};
 use retry_audit::report::baseline;
 use retry_audit::report::render::location::Root;
 use retry_audit::report::render::{
     self, cargo_json, concise, github, gitlab, human, json, sarif, statistics,
 };
+use retry_audit::report::ScanReport;
 use retry_audit::{fix, lsp};
 use retry_audit::{Level, Rule, Settings};
 
@@ -357,14 +358,16 @@ fn scan_options(
     };
     let paths_given = matches.value_source("paths") == Some(clap::parser::ValueSource::CommandLine);
     let (paths, skip_nested_packages) = if cargo && !paths_given {
-        let cwd = config::absolute(here);
+        let cwd = retry_audit::source::paths::absolute(here);
         let members = workspace::members(here).map_err(|e| e.to_string())?;
         let paths = members
             .iter()
-            .map(|member| match config::relative_to(member, &cwd) {
-                relative if relative.as_os_str().is_empty() => PathBuf::from("."),
-                relative => relative,
-            })
+            .map(
+                |member| match retry_audit::source::paths::relative_to(member, &cwd) {
+                    relative if relative.as_os_str().is_empty() => PathBuf::from("."),
+                    relative => relative,
+                },
+            )
             .collect();
         (paths, true)
     } else {

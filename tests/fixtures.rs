@@ -20,7 +20,8 @@ use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use retry_audit::pipeline::scan::{scan, Outcome, ScanOptions};
+use retry_audit::pipeline::scan::{scan, ScanOptions};
+use retry_audit::report::Outcome;
 use retry_audit::{check_source, Diagnostic, Rule, Settings};
 
 /// Folders whose files must produce nothing and so carry no annotation.
@@ -346,10 +347,8 @@ fn crate_fixtures_need_the_crate() {
                 .files
                 .iter()
                 .map(|f| match &f.outcome {
-                    retry_audit::pipeline::scan::Outcome::Checked { diagnostics, .. } => {
-                        diagnostics.len()
-                    }
-                    retry_audit::pipeline::scan::Outcome::Skipped(_) => 0,
+                    retry_audit::report::Outcome::Checked { diagnostics, .. } => diagnostics.len(),
+                    retry_audit::report::Outcome::Skipped(_) => 0,
                 })
                 .sum();
             let alone: usize = members

@@ -26,7 +26,7 @@ use std::path::PathBuf;
 use syn::visit::Visit;
 use syn::Expr;
 
-use crate::analysis::{ValueSource, ZeroMeans};
+use crate::analysis::ValueSource;
 
 /// Most sources followed for one limit.
 const MAX_SOURCES: usize = 24;
@@ -435,18 +435,6 @@ fn is_test(attrs: &[syn::Attribute]) -> bool {
                 && a.parse_args::<syn::Meta>()
                     .is_ok_and(|m| m.path().is_ident("test")))
     })
-}
-
-/// Whether the crate's values withdraw a finding of `rule` from a loop whose limit it passes,
-/// `largest` at most, read as `zero` says: a loop that never goes round reports nothing; one
-/// immediate second try at most is no storm (no RA011), as for `for attempt in 0..2`.
-#[must_use]
-pub fn withdrawn(zero: ZeroMeans, largest: u64, rule: crate::checks::registry::Rule) -> bool {
-    let retries = match zero {
-        ZeroMeans::NoRetry => largest,
-        ZeroMeans::OneRetry => largest.saturating_add(1),
-    };
-    retries == 0 || (retries == 1 && rule == crate::checks::registry::Rule::NoDelay)
 }
 
 #[cfg(test)]

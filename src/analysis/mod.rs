@@ -689,7 +689,7 @@ pub struct PerAttemptKey {
     /// The constructor inside a local helper, when the key is made one call away.
     pub via: Option<Span>,
     /// How to move the key's creation above the loop, when that is mechanical.
-    pub hoist: Option<crate::checks::diagnostic::Fix>,
+    pub hoist: Option<crate::source::Fix>,
 }
 
 /// A call made on each attempt of a retry site.

@@ -2709,7 +2709,7 @@ fn hoist_fix(
     key: Span,
     loop_vars: &[String],
     index: &LineIndex<'_>,
-) -> Option<crate::checks::diagnostic::Fix> {
+) -> Option<crate::source::Fix> {
     let mut inner: Vec<String> = loop_vars.to_vec();
     let mut found = None;
     for stmt in &body.stmts {
@@ -2772,15 +2772,15 @@ fn hoist_fix(
         return None;
     }
     let statement = index.slice(span.start, span.end);
-    Some(crate::checks::diagnostic::Fix {
+    Some(crate::source::Fix {
         message: "create the key once, before the loop".to_owned(),
         edits: vec![
-            crate::checks::diagnostic::Edit {
+            crate::source::Edit {
                 start: loop_line,
                 end: loop_line,
                 replacement: format!("{indent}{statement}\n"),
             },
-            crate::checks::diagnostic::Edit {
+            crate::source::Edit {
                 start: stmt_line,
                 end: last_line_end,
                 replacement: String::new(),

@@ -1,7 +1,7 @@
 //! What the engine reports: a rule, a message, labelled spans and a help line. No rendering here.
 
 use crate::checks::registry::{Level, Rule};
-use crate::source::Span;
+use crate::source::{Fix, Span};
 
 /// A span with its explanation.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,23 +44,4 @@ pub struct Elsewhere {
     /// The finding's note that says it in words (an index into [`Diagnostic::notes`]): the
     /// formats that can point there attach the place to it.
     pub note: usize,
-}
-
-/// Text edits that fix a finding; machine-applicable: applying them keeps the file compiling
-/// (as far as a syntax-only tool can tell) and removes the finding.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Fix {
-    /// What the fix does, e.g. "create the key once, before the loop".
-    pub message: String,
-    /// Non-overlapping edits, in file order.
-    pub edits: Vec<Edit>,
-}
-
-/// Replace the bytes `start..end` of the original file with `replacement` (an insertion when
-/// `start == end`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Edit {
-    pub start: usize,
-    pub end: usize,
-    pub replacement: String,
 }

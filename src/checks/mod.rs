@@ -19,8 +19,9 @@ mod uncapped_backoff;
 mod unsafe_write_retry;
 
 use crate::analysis::{Evidence, Facts, FileModel, Place, RetrySite, SiteKind};
-use crate::checks::diagnostic::{Diagnostic, Fix, Label};
+use crate::checks::diagnostic::{Diagnostic, Label};
 use crate::checks::registry::{Level, Rule};
+use crate::source::Fix;
 use crate::source::Span;
 
 /// Collects the findings of one file.

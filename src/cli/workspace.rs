@@ -18,7 +18,7 @@ use std::process::Command;
 use globset::GlobBuilder;
 use serde::Deserialize;
 
-use crate::config::absolute;
+use crate::source::paths::absolute;
 
 /// Why the workspace could not be determined.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -88,10 +88,7 @@ impl ValueQuery {
         let before = diagnostics.len();
         match &self.decides {
             Decides::Limit(zero) => {
-                diagnostics.retain(|d| {
-                    !(self.owns(d)
-                        && crate::analysis::crate_values::withdrawn(*zero, largest, d.rule))
-                });
+                diagnostics.retain(|d| !(self.owns(d) && withdrawn(*zero, largest, d.rule)));
                 diagnostics.len() != before
             }
             Decides::Wait { if_zero } if largest == 0 => {
@@ -127,6 +124,18 @@ impl ValueQuery {
         *pending = std::sync::Arc::new(redone);
         true
     }
+}
+
+/// Whether the crate's values withdraw a finding of `rule` from a loop whose limit it passes,
+/// `largest` at most, read as `zero` says: a loop that never goes round reports nothing; one
+/// immediate second try at most is no storm (no RA011), as for `for attempt in 0..2`.
+#[must_use]
+pub fn withdrawn(zero: analysis::ZeroMeans, largest: u64, rule: Rule) -> bool {
+    let retries = match zero {
+        analysis::ZeroMeans::NoRetry => largest,
+        analysis::ZeroMeans::OneRetry => largest.saturating_add(1),
+    };
+    retries == 0 || (retries == 1 && rule == Rule::NoDelay)
 }
 
 /// Time spent on one file, by phase (for `--stats`).

@@ -42,12 +42,12 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::analysis::limits::STACK_SIZE;
 use crate::checks::diagnostic::Diagnostic;
-use crate::config::{absolute, relative_to};
-use crate::pipeline::engine::PARSE_STACK;
-use crate::pipeline::scan::{FileReport, Outcome, ScanReport};
 use crate::report::render::fingerprint::fnv1a;
 use crate::report::suppress::{fn_items, FnItem};
+use crate::report::{FileReport, Outcome, ScanReport};
+use crate::source::paths::{absolute, relative_to};
 
 /// The format version written and accepted.
 pub const VERSION: u32 = 1;
@@ -207,7 +207,7 @@ fn entries_by_file(report: &ScanReport, dir: &Path) -> Vec<Vec<Entry>> {
     };
     std::thread::scope(|scope| {
         std::thread::Builder::new()
-            .stack_size(PARSE_STACK)
+            .stack_size(STACK_SIZE)
             .spawn_scoped(scope, work)
             .ok()
             .and_then(|handle| handle.join().ok())

@@ -10,7 +10,12 @@ use crate::source::Position;
 pub mod baseline;
 #[cfg(feature = "cli")]
 pub mod render;
+#[cfg(feature = "cli")]
+mod scan;
 pub mod suppress;
+
+#[cfg(feature = "cli")]
+pub use scan::{BadPath, Counts, FileReport, Outcome, ScanReport, ScanStats, SkipReason};
 
 /// Why a file was not checked.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,4 +1,7 @@
-//! Places in a source file: 1-based positions and byte spans, shared by every layer above.
+//! Places in a source file, shared by every layer above: 1-based positions, byte spans, edits
+//! (a fix is edits of the file's text), and file paths made absolute or relative.
+
+pub mod paths;
 
 /// A 1-based line and 1-based column (counted in characters, as rustc does).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -60,4 +63,23 @@ impl Span {
     pub fn is_elsewhere(&self) -> bool {
         self.start_pos.line == 0
     }
+}
+
+/// Text edits that fix a finding; machine-applicable: applying them keeps the file compiling
+/// (as far as a syntax-only tool can tell) and removes the finding.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fix {
+    /// What the fix does, e.g. "create the key once, before the loop".
+    pub message: String,
+    /// Non-overlapping edits, in file order.
+    pub edits: Vec<Edit>,
+}
+
+/// Replace the bytes `start..end` of the original file with `replacement` (an insertion when
+/// `start == end`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Edit {
+    pub start: usize,
+    pub end: usize,
+    pub replacement: String,
 }

@@ -34,7 +34,7 @@ use toml::{Table, Value};
 use super::location::{absolute, file_uri};
 use crate::checks::diagnostic::{Diagnostic, Elsewhere, Label};
 use crate::checks::registry::{Level, Rule};
-use crate::pipeline::scan::ScanReport;
+use crate::report::ScanReport;
 use crate::source::Position;
 
 #[derive(Serialize)]

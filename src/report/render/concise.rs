@@ -10,7 +10,7 @@
 
 use std::io::{self, Write};
 
-use crate::pipeline::scan::ScanReport;
+use crate::report::ScanReport;
 
 /// Writes one line per finding, files in path order, findings in source order.
 pub fn render(report: &ScanReport, out: &mut dyn Write) -> io::Result<()> {

@@ -15,7 +15,7 @@ use std::io::{self, Write};
 use super::location::Root;
 use crate::checks::diagnostic::Diagnostic;
 use crate::checks::registry::Level;
-use crate::pipeline::scan::ScanReport;
+use crate::report::ScanReport;
 
 /// Writes one workflow command per finding.
 pub fn render(report: &ScanReport, root: &Root, out: &mut dyn Write) -> io::Result<()> {

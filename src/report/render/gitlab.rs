@@ -17,7 +17,7 @@ use super::fingerprint::fingerprints;
 use super::location::Root;
 use crate::checks::diagnostic::Diagnostic;
 use crate::checks::registry::Level;
-use crate::pipeline::scan::ScanReport;
+use crate::report::ScanReport;
 
 #[derive(Serialize)]
 struct Issue {

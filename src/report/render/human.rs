@@ -25,7 +25,7 @@ use codespan_reporting::term::{self, Chars, Config};
 
 use crate::checks::diagnostic::{Diagnostic, Label};
 use crate::checks::registry::Level;
-use crate::pipeline::scan::ScanReport;
+use crate::report::ScanReport;
 
 /// Writes every finding of the report, files in path order, then nothing else (the summary is
 /// written separately by [`super::summary`]).

@@ -16,7 +16,7 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use crate::checks::diagnostic::{Diagnostic, Label};
-use crate::pipeline::scan::{FileReport, ScanReport};
+use crate::report::{FileReport, ScanReport};
 
 #[derive(Serialize)]
 struct Finding<'a> {

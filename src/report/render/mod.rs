@@ -31,8 +31,8 @@ use std::io::{self, Write};
 use std::time::Duration;
 
 use crate::checks::registry::{Rule, RuleMeta};
-use crate::pipeline::scan::{Outcome, ScanReport, SkipReason};
 use crate::report::FileError;
+use crate::report::{Outcome, ScanReport, SkipReason};
 
 /// Writes one line per path given that could not be checked (`error: cannot check PATH:
 /// <why>`), then one per skipped file: `warning: skipped PATH:LINE:COL: <parse error>` for a
@@ -292,7 +292,7 @@ mod tests {
     use super::*;
     use crate::checks::diagnostic::{Diagnostic, Label};
     use crate::checks::registry::Level;
-    use crate::pipeline::scan::{FileReport, Outcome};
+    use crate::report::{FileReport, Outcome};
     use crate::source::{Position, Span};
 
     const SOURCE: &str = "fn fetch() {\n    loop {\n        sleep(ONE_SECOND);\n    }\n}\n";

@@ -25,8 +25,8 @@ use super::fingerprint::fingerprints;
 use super::location::{file_uri, uri_reference, Root};
 use crate::checks::diagnostic::{Diagnostic, Label};
 use crate::checks::registry::{Level, Rule};
-use crate::pipeline::scan::{ScanReport, SkipReason};
 use crate::report::FileError;
+use crate::report::{ScanReport, SkipReason};
 use crate::source::Span;
 
 /// The `uriBaseId` of every location inside the repository.

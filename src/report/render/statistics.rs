@@ -14,7 +14,7 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use crate::checks::registry::Rule;
-use crate::pipeline::scan::ScanReport;
+use crate::report::ScanReport;
 
 /// Each rule with findings and how many, most first; rules with as many in id order.
 #[must_use]
