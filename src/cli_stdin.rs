@@ -72,11 +72,12 @@ fn settings<'o>(input: &Input, options: &'o ScanOptions) -> Result<Cow<'o, Setti
 /// text is kept whenever it is UTF-8.
 pub(crate) fn check(input: &Input, options: &ScanOptions) -> Result<ScanReport, ScanError> {
     let started = Instant::now();
-    let mut settings = settings(input, options)?;
-    if retry_audit::pipeline::scan::is_test_target(&input.path) {
-        settings.to_mut().test_code = true;
-    }
-    let outcome = match retry_audit::pipeline::engine::check_bytes(&input.bytes, &settings) {
+    let settings = settings(input, options)?;
+    let outcome = match retry_audit::pipeline::engine::check_alone(
+        &input.path,
+        input.bytes.clone(),
+        &settings,
+    ) {
         Ok(diagnostics) => Outcome::Checked {
             diagnostics,
             source: String::from_utf8(input.bytes.clone()).ok(),

@@ -6,14 +6,19 @@
 //!   `textDocument/publishDiagnostics`: the primary span as the range, the rule id as the code,
 //!   `retry-audit` as the source, the message followed by the primary label, notes and help, and
 //!   the secondary labels as related information.
+//! - A document's findings are those a scan of its workspace folder reports for its file (a
+//!   test holds this for every fixture): the same pipeline steps over the same files of its
+//!   crate, with the document's text from the editor and the other files from the disk, each
+//!   read, lexed and analysed once and again only when it changes there.
 //! - `textDocument/codeAction` offers a preferred `quickfix` for each finding in the requested
 //!   range that carries a mechanical fix (RA005: create the key once, before the loop).
 //! - Each document is analysed with the configuration that applies to its file (found upward
 //!   from its directory as a scan finds each file's, read again at every analysis); a document
 //!   the configuration excludes
 //!   gets no findings, and an invalid configuration one warning (and the defaults).
-//! - A document that does not parse gets a single information-level diagnostic saying so, at the
-//!   parse error, and no findings: the syntax error itself is the compiler's (or
+//! - A document that does not parse (as a scan parses it: bodies that cannot hold a retry are
+//!   skipped) gets a single information-level diagnostic saying so, at the parse error, and no
+//!   findings: the syntax error itself is the compiler's (or
 //!   rust-analyzer's) to report. Analysis runs on a thread with a large stack, so no document
 //!   can crash the server.
 //! - Positions are converted from byte offsets to LSP positions (0-based lines, columns in the
@@ -48,6 +53,7 @@ use crate::checks::Settings;
 use crate::config;
 use crate::fix;
 use crate::pipeline::engine;
+use crate::pipeline::index::{self, CrateIndex, IndexedFile};
 use crate::report::FileError;
 
 /// The `source` of every diagnostic this server publishes.
@@ -109,6 +115,7 @@ pub fn serve(connection: &Connection) -> Result<Exit, LspError> {
         }
     };
     let encoding = Encoding::negotiate(&params);
+    WORKSPACE_ROOTS.with_borrow_mut(|roots| *roots = workspace_roots(&params));
     let document_changes = params
         .capabilities
         .workspace
@@ -134,6 +141,21 @@ pub fn serve(connection: &Connection) -> Result<Exit, LspError> {
         shutdown_requested: false,
     };
     Ok(server.main_loop())
+}
+
+/// The client's workspace folders, or its root, as directories.
+#[allow(deprecated)]
+fn workspace_roots(params: &InitializeParams) -> Vec<std::path::PathBuf> {
+    let folders = params
+        .workspace_folders
+        .iter()
+        .flatten()
+        .map(|f| f.uri.clone());
+    let root = params.root_uri.clone();
+    folders
+        .chain(root)
+        .filter_map(|uri| uri.to_file_path().ok())
+        .collect()
 }
 
 /// What the server offers.
@@ -510,65 +532,14 @@ fn analyse(uri: &Url, text: &str, encoding: Encoding) -> Analysis {
     analysis
 }
 
-/// Analyses one document's text with the given settings.
+/// Analyses one document's text with the given settings, as a scan of its workspace folder
+/// would ([`crate_findings`]).
 fn analyse_text(uri: &Url, text: &str, settings: &Settings, encoding: Encoding) -> Analysis {
-    // One document at a time: parse it whole, so that a syntax error anywhere is said.
-    let mut whole = settings.clone();
-    whole.full_parse = true;
-    whole.test_code = uri
-        .to_file_path()
-        .is_ok_and(|p| crate::pipeline::scan::is_test_target(&p));
-    let settings = &whole;
     let index = LineIndex::new(text);
-    let checked = engine::check_source_with_facts(text, settings).and_then(|(found, facts)| {
-        // As a scan of the crate would: definitions the file's retry sites looked for and
-        // another file of its crate has are brought into view.
-        let imports = match uri.to_file_path() {
-            Ok(path) if !facts.unresolved.is_empty() => {
-                definitions_elsewhere(&path, &facts.unresolved)
-            }
-            _ => Vec::new(),
-        };
-        let (mut found, facts) = if imports.is_empty() {
-            (found, facts)
-        } else {
-            engine::check_with_imports(
-                text.as_bytes(),
-                &imports,
-                settings,
-                &mut engine::PhaseTimes::default(),
-            )?
-        };
-        // As a scan would: a loop whose limit the crate passes in, judged by what it passes.
-        if let (false, Ok(path)) = (facts.by_values.is_empty(), uri.to_file_path()) {
-            let mut files: Vec<(std::path::PathBuf, bool)> = crate_files(&path)
-                .into_iter()
-                .map(|p| {
-                    let in_tests = crate::pipeline::scan::is_test_target(&p);
-                    (p, in_tests)
-                })
-                .collect();
-            if !files.iter().any(|(p, _)| *p == path) {
-                files.push((path.clone(), whole.test_code));
-            }
-            CRATES.with_borrow_mut(|crates| {
-                let root = crate_root(&path).unwrap_or_else(|| path.clone());
-                if !crates.contains_key(&root) && crates.len() >= KEPT_CRATES {
-                    crates.clear();
-                }
-                let krate = crates.entry(root).or_default();
-                krate.refresh(files);
-                krate.set_text(&path, text);
-                let mut pending = facts.suppressions.clone();
-                for q in &facts.by_values {
-                    if let Some(largest) = krate.largest_by_default(&q.source) {
-                        q.apply_shown(&mut found, pending.as_mut(), largest, settings);
-                    }
-                }
-            });
-        }
-        Ok(found)
-    });
+    let checked = match uri.to_file_path() {
+        Ok(path) => crate_findings(&path, text, settings),
+        Err(()) => engine::check_source(text, settings),
+    };
     match checked {
         Ok(found) => {
             let mut analysis = Analysis {
@@ -600,190 +571,185 @@ fn analyse_text(uri: &Url, text: &str, settings: &Settings, encoding: Encoding) 
     }
 }
 
-/// The other files of `path`'s crate (the files under the nearest directory with a
-/// `Cargo.toml`, not in a nested package, `target` or an ignored directory) that define one of
-/// `names`, as the scan imports them: a name defined in several files is left unknown, and at
-/// most [`crate::pipeline::scan::MAX_IMPORTS`] files are brought in. Which names a file defines is read
-/// from its text (`fn name`, `const NAME`, `static NAME`) and remembered until the file
-/// changes on disk, so that an edit costs a walk of the crate's directory, not a read of every
-/// file; the engine then looks the definitions up in the parsed files.
-fn definitions_elsewhere(path: &std::path::Path, names: &[String]) -> Vec<(String, Vec<u8>)> {
-    let Some(walk) = crate_walk(path) else {
-        return Vec::new();
-    };
-    let wanted: Vec<(u64, &String)> = names
-        .iter()
-        .map(|n| (crate::analysis::name_key(n), n))
-        .collect();
-    let mut found: HashMap<u64, Vec<std::path::PathBuf>> = HashMap::new();
-    let mut index = DEFINED
-        .get_or_init(|| std::sync::Mutex::new(HashMap::new()))
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    for entry in walk.flatten() {
-        let p = entry.path();
-        if p == path || p.extension().map_or(true, |e| e != "rs") {
-            continue;
-        }
-        let Ok(meta) = entry.metadata() else { continue };
-        let stamp = (meta.modified().ok(), meta.len());
-        let keys = match index.get(p) {
-            Some((seen, keys)) if *seen == stamp => keys,
-            _ => {
-                let Ok(text) = std::fs::read_to_string(p) else {
-                    continue;
-                };
-                index.insert(p.to_path_buf(), (stamp, defined_names(&text)));
-                &index[p].1
-            }
-        };
-        for (key, _) in &wanted {
-            if keys.binary_search(key).is_ok() {
-                found.entry(*key).or_default().push(p.to_path_buf());
-            }
-        }
-    }
-    drop(index);
-    let mut from: Vec<std::path::PathBuf> = found
-        .into_values()
-        .filter_map(|files| match files.as_slice() {
-            [only] => Some(only.clone()),
-            _ => None,
+/// The findings of the document `path` (its text from the editor) as a scan of the workspace
+/// folder it is in (or of its crate, outside any) reports them: the same pipeline steps on the
+/// same files ([`crate::pipeline::check_crate`] runs them for a scan). The files of its crate
+/// are walked as a scan walks them; each is read, lexed and analysed once and kept until it
+/// changes on disk ([`WorkspaceCache`]), the document itself analysed anew each time.
+fn crate_findings(
+    path: &std::path::Path,
+    text: &str,
+    settings: &Settings,
+) -> Result<Vec<Diagnostic>, FileError> {
+    let mut roots = index::CrateRoots::default();
+    let crate_root = roots.of_file(path);
+    let walk_root = WORKSPACE_ROOTS
+        .with_borrow(|roots| {
+            roots
+                .iter()
+                .filter(|r| path.starts_with(r))
+                .max_by_key(|r| r.components().count())
+                .cloned()
         })
-        .collect();
-    from.sort();
-    from.dedup();
-    from.truncate(crate::pipeline::scan::MAX_IMPORTS);
-    from.into_iter()
-        .filter_map(|p| Some((p.display().to_string(), std::fs::read(&p).ok()?)))
-        .collect()
-}
-
-/// How many crates' files [`CRATES`] keeps read and parsed.
-const KEPT_CRATES: usize = 4;
-
-thread_local! {
-    /// The crates whose files a document's retry loop followed values into, by root
-    /// directory: kept between edits, each file read again only when it changed on disk (see
-    /// [`crate::analysis::crate_values::Crate::refresh`]). Syntax trees stay on the server's thread.
-    static CRATES: std::cell::RefCell<HashMap<std::path::PathBuf, crate::analysis::crate_values::Crate>> =
-        std::cell::RefCell::new(HashMap::new());
-}
-
-/// The nearest directory above `path` with a `Cargo.toml`.
-fn crate_root(path: &std::path::Path) -> Option<std::path::PathBuf> {
-    path.ancestors()
-        .skip(1)
-        .find(|dir| dir.join("Cargo.toml").is_file())
-        .map(std::path::Path::to_path_buf)
-}
-
-/// A walk of the crate of `path`: the files under the nearest directory with a `Cargo.toml`,
-/// not in a nested package, `target` or an ignored directory.
-fn crate_walk(path: &std::path::Path) -> Option<ignore::Walk> {
-    let root = crate_root(path)?;
-    let top = root.clone();
-    Some(
-        ignore::WalkBuilder::new(root)
-            .filter_entry(move |e| {
-                let p = e.path();
-                p == top
-                    || !(e.file_type().is_some_and(|t| t.is_dir())
-                        && (p.file_name().is_some_and(|n| n == "target")
-                            || p.join("Cargo.toml").is_file()))
+        .or_else(|| crate_root.clone())
+        .or_else(|| path.parent().map(std::path::Path::to_path_buf))
+        .unwrap_or_default();
+    let configs = std::sync::Arc::new(config::Configs::discover(&Settings::default()));
+    let mut paths: Vec<std::path::PathBuf> =
+        crate::pipeline::scan::rust_files(&walk_root, Some(std::sync::Arc::clone(&configs)))
+            .into_iter()
+            .filter(|p| p != path && roots.of_file(p) == crate_root)
+            .collect();
+    paths.push(path.to_path_buf());
+    paths.sort();
+    let me = paths.iter().position(|p| p == path).unwrap_or_default();
+    WORKSPACES.with_borrow_mut(|cache| {
+        let key = (walk_root, crate_root.clone());
+        if !cache.contains_key(&key) && cache.len() >= KEPT_CRATES {
+            cache.clear();
+        }
+        let kept = cache.entry(key).or_default();
+        let settings_of = |p: &std::path::Path| -> Settings {
+            configs
+                .for_path(p)
+                .map_or_else(|_| Settings::default(), |c| c.settings_for(p).into_owned())
+        };
+        let files: Vec<IndexedFile> = paths
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                if i == me {
+                    return IndexedFile::from_bytes(p.clone(), text.as_bytes().to_vec());
+                }
+                kept.file(p)
             })
-            .build(),
-    )
-}
-
-/// The Rust files of the crate of `path` (see [`crate_walk`]), `path` among them.
-fn crate_files(path: &std::path::Path) -> Vec<std::path::PathBuf> {
-    crate_walk(path).map_or_else(Vec::new, |walk| {
-        walk.flatten()
-            .map(ignore::DirEntry::into_path)
-            .filter(|p| p.extension().is_some_and(|e| e == "rs"))
-            .collect()
+            .collect();
+        let krate = CrateIndex::new(crate_root, files, &index::Disk);
+        let mut times = engine::PhaseTimes::default();
+        let analysed: Vec<Result<engine::Analysed, FileError>> = krate
+            .files
+            .iter()
+            .enumerate()
+            .map(|(i, file)| {
+                let text = file.text.clone()?;
+                if i == me {
+                    return engine::analyse(&text, settings, Some((&krate, i)), &mut times);
+                }
+                kept.analysed(&file.path, || {
+                    engine::analyse(
+                        &text,
+                        &settings_of(&file.path),
+                        Some((&krate, i)),
+                        &mut times,
+                    )
+                })
+            })
+            .collect();
+        kept.forget_all_but(&paths);
+        let own = analysed[me].clone()?;
+        let all_settings: Vec<Settings> = krate
+            .files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                if i == me {
+                    settings.clone()
+                } else {
+                    settings_of(&f.path)
+                }
+            })
+            .collect();
+        let ok: Vec<usize> = (0..analysed.len())
+            .filter(|&i| analysed[i].is_ok())
+            .collect();
+        let input: Vec<(String, &engine::Analysed, &Settings)> = ok
+            .iter()
+            .filter_map(|&i| {
+                Some((
+                    krate.files[i].path.display().to_string(),
+                    analysed[i].as_ref().ok()?,
+                    &all_settings[i],
+                ))
+            })
+            .collect();
+        let more = engine::nested_across_files(&input)
+            .into_iter()
+            .filter(|(k, _)| ok[*k] == me)
+            .map(|(_, d)| d)
+            .collect();
+        Ok(engine::finish(text, own, more, settings))
     })
 }
 
-/// Which names each file of the crates seen so far defines (see [`definitions_elsewhere`]),
-/// with the modification time and length they were read at.
+/// How many crates' files [`WORKSPACES`] keeps.
+const KEPT_CRATES: usize = 4;
+
+/// A file's modification time and length on disk.
 type Stamp = (Option<std::time::SystemTime>, u64);
-type DefinedIndex = HashMap<std::path::PathBuf, (Stamp, Vec<u64>)>;
-static DEFINED: std::sync::OnceLock<std::sync::Mutex<DefinedIndex>> = std::sync::OnceLock::new();
 
-/// The names a file's text defines as functions, constants or statics (`fn name`, `const
-/// NAME`, `static NAME`), as [`crate::analysis::name_key`]s, sorted. Read from the words, not
-/// parsed: a name in a comment counts too, which costs at most a useless import.
-fn defined_names(text: &str) -> Vec<u64> {
-    let is_ident = |c: char| c.is_alphanumeric() || c == '_';
-    let mut out = Vec::new();
-    // The type of the latest `impl` (`impl<T> Store<T>`, `impl Trait for Store`): the methods
-    // after it also go in as `Store::name`, as a scan's index has them. A free function after
-    // an `impl` block counts as a method too, which costs at most a useless import.
-    let mut owner: Option<&str> = None;
-    let mut words = text.split(|c: char| !is_ident(c)).filter(|w| !w.is_empty());
-    while let Some(w) = words.next() {
-        if w == "impl" {
-            owner = impl_type(&text[word_end(text, w)..]);
-        }
-        if matches!(w, "fn" | "const" | "static") {
-            if let Some(name) = words.next() {
-                let name = if name == "mut" {
-                    words.next().unwrap_or_default()
-                } else {
-                    name
-                };
-                out.push(crate::analysis::name_key(name));
-                if let (Some(ty), "fn") = (owner, w) {
-                    out.push(crate::analysis::name_key(&format!("{ty}::{name}")));
-                }
+/// What the server keeps of one crate's files between analyses: each read, lexed and analysed
+/// once, and again only when it changes on disk.
+#[derive(Default)]
+struct WorkspaceCache {
+    files: HashMap<std::path::PathBuf, KeptFile>,
+}
+
+struct KeptFile {
+    stamp: Option<Stamp>,
+    file: IndexedFile,
+    analysed: Option<Result<engine::Analysed, FileError>>,
+}
+
+impl WorkspaceCache {
+    /// The file at `path`, read again when it changed on disk since it was kept (its analysis
+    /// is then forgotten).
+    fn file(&mut self, path: &std::path::Path) -> IndexedFile {
+        let stamp = std::fs::metadata(path)
+            .ok()
+            .map(|m| (m.modified().ok(), m.len()));
+        match self.files.get(path) {
+            Some(kept) if stamp.is_some() && kept.stamp == stamp => kept.file.clone(),
+            _ => {
+                let file = IndexedFile::read(path.to_path_buf(), &index::Disk);
+                self.files.insert(
+                    path.to_path_buf(),
+                    KeptFile {
+                        stamp,
+                        file: file.clone(),
+                        analysed: None,
+                    },
+                );
+                file
             }
         }
     }
-    out.sort_unstable();
-    out.dedup();
-    out
+
+    /// The kept analysis of the file at `path`, or `analyse`'s, kept.
+    fn analysed(
+        &mut self,
+        path: &std::path::Path,
+        analyse: impl FnOnce() -> Result<engine::Analysed, FileError>,
+    ) -> Result<engine::Analysed, FileError> {
+        match self.files.get_mut(path) {
+            Some(kept) => kept.analysed.get_or_insert_with(analyse).clone(),
+            None => analyse(),
+        }
+    }
+
+    fn forget_all_but(&mut self, paths: &[std::path::PathBuf]) {
+        let wanted: std::collections::HashSet<&std::path::PathBuf> = paths.iter().collect();
+        self.files.retain(|p, _| wanted.contains(p));
+    }
 }
 
-/// The offset just past the word `w`, a subslice of `text`.
-fn word_end(text: &str, w: &str) -> usize {
-    w.as_ptr() as usize - text.as_ptr() as usize + w.len()
-}
-
-/// The type an `impl` header names, read from the text after `impl` up to its `{`: the path
-/// after `for` when there is one, else the one after the generic parameters; its last segment
-/// (`impl<T> crate::store::Store<T>` → `Store`).
-fn impl_type(after: &str) -> Option<&str> {
-    let is_ident = |c: char| c.is_alphanumeric() || c == '_';
-    let header = &after[..after.find('{')?];
-    let mut rest = header.trim_start();
-    if rest.starts_with('<') {
-        let mut depth = 0usize;
-        let end = rest.char_indices().find_map(|(i, c)| {
-            match c {
-                '<' => depth += 1,
-                '>' => depth = depth.saturating_sub(1),
-                _ => {}
-            }
-            (depth == 0).then_some(i + 1)
-        })?;
-        rest = &rest[end..];
-    }
-    let bytes = rest.as_bytes();
-    let is_ident_byte = |i: usize| bytes.get(i).is_some_and(|b| is_ident(char::from(*b)));
-    if let Some((i, _)) = rest
-        .match_indices("for")
-        .find(|(i, _)| !is_ident_byte(i.wrapping_sub(1)) && !is_ident_byte(i + 3))
-    {
-        rest = &rest[i + 3..];
-    }
-    let rest = rest.trim_start().trim_start_matches('&').trim_start();
-    let rest = rest.strip_prefix("dyn ").unwrap_or(rest).trim_start();
-    let end = rest
-        .find(|c: char| !(is_ident(c) || c == ':'))
-        .unwrap_or(rest.len());
-    rest[..end].rsplit("::").next().filter(|t| !t.is_empty())
+thread_local! {
+    /// The crates of the documents analysed, by (folder walked, crate root).
+    static WORKSPACES: std::cell::RefCell<HashMap<(std::path::PathBuf, Option<std::path::PathBuf>), WorkspaceCache>> =
+        std::cell::RefCell::new(HashMap::new());
+    /// The client's workspace folders (from `initialize`): a document is analysed as a scan of
+    /// the one it is in would analyse it.
+    static WORKSPACE_ROOTS: std::cell::RefCell<Vec<std::path::PathBuf>> =
+        const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// One finding as an LSP diagnostic.
@@ -1006,30 +972,6 @@ mod tests {
     use super::*;
 
     const ALL: [Encoding; 3] = [Encoding::Utf8, Encoding::Utf16, Encoding::Utf32];
-
-    #[test]
-    fn methods_are_defined_under_their_impl_type_too() {
-        assert_eq!(impl_type(" Connector {"), Some("Connector"));
-        assert_eq!(
-            impl_type("<T: Clone> crate::store::Store<T> where T: Send {"),
-            Some("Store")
-        );
-        assert_eq!(
-            impl_type(" fmt::Display for &Connector {"),
-            Some("Connector")
-        );
-        assert_eq!(
-            impl_type("<'a> Iterator for Forward<'a> {"),
-            Some("Forward")
-        );
-        let keys = defined_names(
-            "impl Connector {\n    pub fn connect(&mut self) {}\n}\nconst LIMIT: u32 = 3;\n",
-        );
-        for name in ["connect", "Connector::connect", "LIMIT"] {
-            assert!(keys.contains(&crate::analysis::name_key(name)), "{name}");
-        }
-        assert!(!keys.contains(&crate::analysis::name_key("Connector::LIMIT")));
-    }
 
     fn pos(line: u32, character: u32) -> Position {
         Position { line, character }

@@ -341,7 +341,7 @@ fn crate_fixtures_need_the_crate() {
         // A package's layout is a reason of its own: its `tests/` and `benches/` are test code.
         let laid_out = members
             .iter()
-            .any(|f| retry_audit::pipeline::scan::is_test_target(&f.path));
+            .any(|f| retry_audit::pipeline::index::is_test_file(&f.path));
         if laid_out {
             let findings: usize = scanned
                 .files
@@ -363,7 +363,7 @@ fn crate_fixtures_need_the_crate() {
             }
             continue;
         }
-        if scanned.stats.rechecked == 0 && scanned.stats.by_defaults == 0 {
+        if scanned.stats.views_parsed == 0 && scanned.stats.by_defaults == 0 {
             report.push(format!(
                 "{}: no file is checked with another file's definitions, nor a limit decided by the crate's defaults",
                 dir.display()
@@ -568,4 +568,22 @@ fn annotation_parser_rejects_bad_annotations() {
             "{text:?}: want an error containing {want:?}, got {errors:?}"
         );
     }
+}
+
+/// One pipeline reads each file once and parses it once: a crate fixture whose retry loop
+/// follows a definition into another file parses a view of just that definition, not the
+/// other file again.
+#[test]
+fn each_file_of_a_crate_is_read_and_parsed_once() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/no-delay/wait_in_another_file");
+    let files = retry_audit::pipeline::scan::rust_files(&dir, None).len();
+    let scanned = scan(&ScanOptions {
+        paths: vec![dir],
+        ..ScanOptions::default()
+    })
+    .expect("the fixture crate scans");
+    assert_eq!(files, 2, "{:?}", scanned.files);
+    assert_eq!(scanned.stats.files_read, files);
+    assert_eq!(scanned.stats.files_parsed, files);
+    assert_eq!(scanned.stats.views_parsed, 1, "{:?}", scanned.stats);
 }

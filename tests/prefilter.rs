@@ -44,7 +44,10 @@ fn outcome(text: &str, full_parse: bool) -> String {
     settings.full_parse = full_parse;
     format!(
         "{:#?}",
-        engine::check_source_with_facts(text, &settings).map(|(d, f)| (d, format!("{f:?}")))
+        engine::analyse(text, &settings, None, &mut engine::PhaseTimes::default()).map(|a| (
+            a.diagnostics.clone(),
+            format!("{:?}", (a.retrying, a.calls))
+        ))
     )
 }
 

@@ -19,13 +19,12 @@
 //! Only crates with such a loop (a few in a large scan) are read again; a name that too many
 //! files mention, or a chain that goes on too long, concludes nothing.
 
-use std::cell::OnceCell;
 use std::collections::HashSet;
-use std::path::PathBuf;
 
 use syn::visit::Visit;
 use syn::Expr;
 
+use crate::analysis::prefilter::Outline;
 use crate::analysis::ValueSource;
 
 /// Most sources followed for one limit.
@@ -34,97 +33,51 @@ const MAX_SOURCES: usize = 24;
 /// Most files of a crate read for one name.
 const MAX_FILES_PER_NAME: usize = 256;
 
-/// A file's modification time and length on disk.
-type Stamp = (Option<std::time::SystemTime>, u64);
-
-/// The files of one crate, read and parsed on demand (each at most once).
-#[derive(Default)]
-pub struct Crate {
-    files: Vec<CrateFile>,
-}
-
-struct CrateFile {
-    path: PathBuf,
+/// One file of the crate as the workspace index holds it: read and lexed once.
+#[derive(Clone, Copy)]
+pub struct CrateFile<'c> {
+    pub text: &'c str,
+    /// `None`: the lexer could not read it (nor can the parser): it tells nothing.
+    pub outline: Option<&'c Outline>,
     /// Test code as a whole (a test target, a `#[cfg(test)]` module).
-    test: bool,
-    /// The file's modification time and length on disk when it was listed (see
-    /// [`Crate::refresh`]); `None`: not to be kept across refreshes.
-    stamp: Option<Stamp>,
-    /// Read on demand (`None`: unreadable).
-    text: OnceCell<Option<String>>,
-    /// Parsed on demand (`None`: not parsed).
-    parsed: OnceCell<Option<syn::File>>,
+    pub test: bool,
 }
 
-impl Crate {
-    /// `files`: each file's path and whether it is test code as a whole.
+/// The files of one crate. Nothing is read here: a question parses, from the index's copy of
+/// each file that mentions the name asked about, a view of just the definitions that mention
+/// it ([`Outline::view`]).
+pub struct Crate<'c> {
+    files: Vec<CrateFile<'c>>,
+    /// Definitions parsed to answer (views, one per file and question).
+    parsed: std::cell::Cell<usize>,
+}
+
+impl<'c> Crate<'c> {
     #[must_use]
-    pub fn new(files: Vec<(PathBuf, bool)>) -> Self {
+    pub fn new(files: Vec<CrateFile<'c>>) -> Self {
         Crate {
-            files: files
-                .into_iter()
-                .map(|(path, test)| CrateFile {
-                    path,
-                    test,
-                    stamp: None,
-                    text: OnceCell::new(),
-                    parsed: OnceCell::new(),
-                })
-                .collect(),
+            files,
+            parsed: std::cell::Cell::new(0),
         }
     }
 
-    /// Makes `files` the crate's files (as for [`Crate::new`]), keeping what was read and
-    /// parsed of each one unchanged on disk (same modification time and length) since the
-    /// last refresh: a language server re-checking one document reads the rest of its crate
-    /// once, not on every edit. A file given by [`Crate::set_text`] is read again.
-    pub fn refresh(&mut self, files: Vec<(PathBuf, bool)>) {
-        let mut old: std::collections::HashMap<PathBuf, CrateFile> =
-            std::mem::take(&mut self.files)
-                .into_iter()
-                .map(|f| (f.path.clone(), f))
-                .collect();
-        self.files = files
-            .into_iter()
-            .map(|(path, test)| {
-                let stamp = std::fs::metadata(&path)
-                    .ok()
-                    .map(|m| (m.modified().ok(), m.len()));
-                match old.remove(&path) {
-                    Some(kept) if stamp.is_some() && kept.stamp == stamp && kept.test == test => {
-                        kept
-                    }
-                    _ => CrateFile {
-                        path,
-                        test,
-                        stamp,
-                        text: OnceCell::new(),
-                        parsed: OnceCell::new(),
-                    },
-                }
-            })
-            .collect();
-    }
-
-    /// Reads `path` as `text` (a document open in an editor, newer than the disk).
-    pub fn set_text(&mut self, path: &std::path::Path, text: &str) {
-        for file in self.files.iter_mut().filter(|f| f.path == path) {
-            file.text = OnceCell::from(Some(text.to_owned()));
-            file.parsed = OnceCell::new();
-            file.stamp = None;
-        }
+    /// How many views of definitions were parsed so far (for `--stats`).
+    #[must_use]
+    pub fn views_parsed(&self) -> usize {
+        self.parsed.get()
     }
 
     /// The largest value the crate passes to `source` (at least one value found, none
     /// unknown): its default configuration, and its own uses (a health check's one retry).
-    pub fn largest_by_default(&mut self, source: &ValueSource) -> Option<u64> {
+    #[must_use]
+    pub fn largest_by_default(&self, source: &ValueSource) -> Option<u64> {
         // A bug here must not end the scan: it decides nothing.
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.largest(source)))
             .ok()
             .flatten()
     }
 
-    fn largest(&mut self, source: &ValueSource) -> Option<u64> {
+    fn largest(&self, source: &ValueSource) -> Option<u64> {
         let _guard = crate::analysis::limits::enter();
         let mut queue = vec![source.clone()];
         let mut seen: HashSet<ValueSource> = HashSet::new();
@@ -149,7 +102,7 @@ impl Crate {
 
     /// What the crate's code outside tests gives `source`: `None` when too many files would
     /// have to be read.
-    fn values_of(&mut self, source: &ValueSource) -> Option<Vec<Value>> {
+    fn values_of(&self, source: &ValueSource) -> Option<Vec<Value>> {
         // A call names the function followed by its arguments (`f(`, `f::<T>(`; rustfmt
         // writes no space between), a field its name.
         let (name, called) = match source {
@@ -163,41 +116,46 @@ impl Crate {
             Some([call, turbofish]) => t.contains(call.as_str()) || t.contains(turbofish.as_str()),
             None => t.contains(name),
         };
-        let mut candidates = Vec::new();
-        for (i, file) in self.files.iter_mut().enumerate() {
-            if file.test {
-                continue;
-            }
-            let text = file
-                .text
-                .get_or_init(|| std::fs::read_to_string(&file.path).ok());
-            if text.as_deref().is_some_and(mentions) {
-                candidates.push(i);
-            }
-        }
+        let candidates: Vec<&CrateFile<'c>> = self
+            .files
+            .iter()
+            .filter(|f| !f.test && mentions(f.text))
+            .collect();
         if candidates.len() > MAX_FILES_PER_NAME {
             return None;
         }
         let mut out = Vec::new();
-        for i in candidates {
-            let file = &mut self.files[i];
-            let parsed = file.parsed.get_or_init(|| {
-                let text = file.text.get()?.as_deref()?;
-                if crate::analysis::limits::syntax_depth(text)
-                    > crate::analysis::limits::MAX_SYNTAX_DEPTH
-                {
-                    return None;
-                }
-                syn::parse_file(text).ok()
-            });
-            let Some(parsed) = parsed else { continue };
+        for file in candidates {
+            let Some(outline) = file.outline else {
+                continue;
+            };
+            let keep: Vec<usize> = outline
+                .definitions
+                .iter()
+                .enumerate()
+                .filter(|(_, d)| file.text.get(d.item.0..d.item.1).is_some_and(mentions))
+                .map(|(i, _)| i)
+                .collect();
+            if keep.is_empty() {
+                continue;
+            }
+            let view = outline.view(file.text, &keep);
+            if crate::analysis::limits::syntax_depth(&view)
+                > crate::analysis::limits::MAX_SYNTAX_DEPTH
+            {
+                continue;
+            }
+            self.parsed.set(self.parsed.get() + 1);
+            let Ok(parsed) = syn::parse_file(&view) else {
+                continue;
+            };
             let mut v = Finder {
                 source,
                 fns: Vec::new(),
                 owner: None,
                 out: &mut out,
             };
-            v.visit_file(parsed);
+            v.visit_file(&parsed);
         }
         Some(out)
     }
@@ -254,7 +212,7 @@ impl<'a> Finder<'_, 'a> {
         attrs: &[syn::Attribute],
         visit: impl FnOnce(&mut Self),
     ) {
-        if is_test(attrs) {
+        if crate::analysis::test_code::is_test_attr(attrs) {
             return;
         }
         self.fns.push(FnCx {
@@ -284,7 +242,7 @@ impl<'a> Visit<'a> for Finder<'_, 'a> {
 
     fn visit_item_impl(&mut self, i: &'a syn::ItemImpl) {
         let _guard = crate::analysis::limits::enter();
-        if is_test(&i.attrs) {
+        if crate::analysis::test_code::is_test_attr(&i.attrs) {
             return;
         }
         let owner = match &*i.self_ty {
@@ -305,7 +263,7 @@ impl<'a> Visit<'a> for Finder<'_, 'a> {
 
     fn visit_item_mod(&mut self, i: &'a syn::ItemMod) {
         let _guard = crate::analysis::limits::enter();
-        if !is_test(&i.attrs) {
+        if !crate::analysis::test_code::is_test_attr(&i.attrs) {
             syn::visit::visit_item_mod(self, i);
         }
     }
@@ -426,70 +384,64 @@ fn duration(e: &Expr) -> Option<u64> {
     }
 }
 
-/// `#[test]`, `#[tokio::test]`, `#[cfg(test)]`.
-fn is_test(attrs: &[syn::Attribute]) -> bool {
-    attrs.iter().any(|a| {
-        let path = a.path();
-        path.segments.last().is_some_and(|s| s.ident == "test")
-            || (path.is_ident("cfg")
-                && a.parse_args::<syn::Meta>()
-                    .is_ok_and(|m| m.path().is_ident("test")))
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn write(path: &std::path::Path, limit: u32) {
-        std::fs::write(
-            path,
-            format!("fn config() -> Config {{ Config {{ max_retries: {limit} }} }}\n"),
+    fn crate_of<'c>(texts: &'c [(&'c str, bool)], outlines: &'c [Option<Outline>]) -> Crate<'c> {
+        Crate::new(
+            texts
+                .iter()
+                .zip(outlines)
+                .map(|((text, test), outline)| CrateFile {
+                    text,
+                    outline: outline.as_ref(),
+                    test: *test,
+                })
+                .collect(),
         )
-        .expect("writable");
     }
 
     #[test]
-    fn a_refresh_keeps_what_is_unchanged_on_disk_and_reads_the_rest_again() {
-        let dir = tempfile::tempdir().expect("a temporary directory");
-        let (a, b) = (dir.path().join("a.rs"), dir.path().join("b.rs"));
-        write(&a, 3);
-        write(&b, 5);
-        let files = || vec![(a.clone(), false), (b.clone(), false)];
+    fn values_are_read_from_views_of_the_definitions_that_mention_the_name_only() {
+        let texts = [
+            (
+                "struct Config { max_retries: u32 }\nfn unrelated() -> u32 { 7 }\n\
+                 fn config() -> Config { Config { max_retries: 3 } }\n",
+                false,
+            ),
+            (
+                "impl Client {\n    fn with_defaults() -> Config { Config { max_retries: 5 } }\n}\n",
+                false,
+            ),
+            (
+                "#[cfg(test)]\nmod tests {\n    fn t() -> Config { Config { max_retries: 99 } }\n}\n",
+                false,
+            ),
+            ("fn f() -> Config { Config { max_retries: 1000 } }\n", true),
+        ];
+        let outlines: Vec<Option<Outline>> = texts.iter().map(|(t, _)| Outline::of(t)).collect();
+        let krate = crate_of(&texts, &outlines);
         let source = ValueSource::Field("max_retries".to_owned());
-        let parsed = |krate: &Crate| -> Vec<bool> {
-            krate
-                .files
-                .iter()
-                .map(|f| f.parsed.get().is_some())
-                .collect()
-        };
-
-        let mut krate = Crate::default();
-        krate.refresh(files());
+        // Test code (a test module, a test target) is not the crate's configuration.
         assert_eq!(krate.largest_by_default(&source), Some(5));
-        assert_eq!(parsed(&krate), [true, true]);
+        // One view per file that mentions the name, test targets not read.
+        assert_eq!(krate.views_parsed(), 3);
+        let view = outlines[0].as_ref().expect("lexed").view(texts[0].0, &[1]);
+        assert!(!view.contains("unrelated") && view.contains("max_retries: 3"));
+        assert_eq!(view.len(), texts[0].0.len());
+    }
 
-        // Unchanged on disk: kept as read and parsed.
-        krate.refresh(files());
-        assert_eq!(parsed(&krate), [true, true]);
-
-        // Changed (its length too, so a coarse clock cannot hide it): read again.
-        write(&b, 10);
-        krate.refresh(files());
-        assert_eq!(parsed(&krate), [true, false]);
-        assert_eq!(krate.largest_by_default(&source), Some(10));
-
-        // A document's text from the editor counts until the next refresh, which reads the
-        // disk again.
-        krate.set_text(&b, "fn config() -> Config { Config { max_retries: 1 } }\n");
-        assert_eq!(krate.largest_by_default(&source), Some(3));
-        krate.refresh(files());
-        assert_eq!(parsed(&krate), [true, false]);
-        assert_eq!(krate.largest_by_default(&source), Some(10));
-
-        // A file gone from the crate is dropped.
-        krate.refresh(vec![(a.clone(), false)]);
-        assert_eq!(krate.largest_by_default(&source), Some(3));
+    #[test]
+    fn an_unknown_value_concludes_nothing() {
+        let texts = [(
+            "fn a() -> Config { Config { max_retries: 2 } }\n\
+             fn b(n: u32) -> Config { Config { max_retries: n * 2 } }\n",
+            false,
+        )];
+        let outlines: Vec<Option<Outline>> = texts.iter().map(|(t, _)| Outline::of(t)).collect();
+        let krate = crate_of(&texts, &outlines);
+        let source = ValueSource::Field("max_retries".to_owned());
+        assert_eq!(krate.largest_by_default(&source), None);
     }
 }

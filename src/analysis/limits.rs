@@ -224,6 +224,20 @@ pub fn enter() -> Guard {
     guard
 }
 
+/// Adds the allowance of `bytes` more bytes of text to the file's work: what the analysis of a
+/// file with other files' definitions in view may spend again.
+pub fn grant(bytes: usize) {
+    STATE.with(|s| {
+        let mut state = s.get();
+        if state.active {
+            state.work = state.work.saturating_add(
+                BASE_WORK.saturating_add(WORK_PER_BYTE.saturating_mul(bytes as u64)),
+            );
+            s.set(state);
+        }
+    });
+}
+
 /// Spends `units` of the file's work (one per byte of text an analysis writes out), without
 /// entering a level. Past the limit, the file's analysis is abandoned like at [`enter`].
 pub fn spend(units: u64) {

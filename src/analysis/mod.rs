@@ -23,6 +23,7 @@ mod site;
 mod span;
 mod status;
 mod strategy;
+pub mod test_code;
 mod tower_policy;
 mod values;
 mod verdicts;
@@ -140,7 +141,7 @@ impl Extensions {
     }
 }
 
-/// The key of a function or constant name in the crate's index (`engine::CrateFacts::defines`): a
+/// The key of a function or constant name in the crate's index (the workspace index's names): a
 /// hash, so two names may share one, which costs a useless second look at a file, never a
 /// wrong fact (the definitions are then looked up by name).
 #[must_use]

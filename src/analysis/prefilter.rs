@@ -99,8 +99,9 @@ fn pruned_with_names(
         in_policy_impl: false,
         impl_type: None,
         in_test: false,
+        container: None,
     };
-    item_list(tokens, &items, 0, tokens.len(), &mut pieces);
+    item_list(tokens, &items, 0, tokens.len(), &mut pieces, None);
     let word = |t: &Token| &text[t.start..t.end];
     let idents = |from: usize, to: usize| {
         tokens[from..to]
@@ -249,6 +250,150 @@ fn pruned_with_names(
         .map(|blanked| (blanked, names))
 }
 
+/// What a file defines, read from its tokens without parsing: the crate's index of names is made
+/// of these, and another file's analysis parses a view of just the definitions it follows into
+/// ([`Outline::view`]), not the whole file again.
+#[derive(Clone, Debug, Default)]
+pub struct Outline {
+    /// Functions with a body, `const` and `static` items, at any depth of `mod`, `impl` and
+    /// `trait` blocks (not inside function bodies or macro calls), in file order.
+    pub definitions: Vec<Definition>,
+    /// The `mod`, `impl` and `trait` blocks, outermost first.
+    pub containers: Vec<Container>,
+    /// The modules declared with a file of their own (`mod name;`), and whether test code only
+    /// declares it (`#[cfg(test)] mod tests;`).
+    pub mod_decls: Vec<(String, bool)>,
+}
+
+/// A function or constant of a file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Definition {
+    pub name: String,
+    /// For a method: the type of its `impl` block, or its trait.
+    pub owner: Option<String>,
+    /// A function (else a `const` or `static`).
+    pub is_fn: bool,
+    /// Its bytes, outer attributes included.
+    pub item: (usize, usize),
+    /// The block it is in ([`Outline::containers`]).
+    pub container: Option<usize>,
+}
+
+/// A `mod`, `impl` or `trait` block.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Container {
+    /// From its attributes to its opening brace, included.
+    pub header: (usize, usize),
+    /// Its closing brace.
+    pub close: (usize, usize),
+    pub parent: Option<usize>,
+}
+
+impl Outline {
+    /// The outline of `text` (without a byte-order mark); `None` when the lexer is unsure (an
+    /// unterminated literal or comment, unbalanced delimiters): nothing is known of its names.
+    #[must_use]
+    pub fn of(text: &str) -> Option<Outline> {
+        let tokens = lex(text.as_bytes())?;
+        let matching = match_delimiters(&tokens)?;
+        let items = Items {
+            text,
+            matching: &matching,
+            iterators: &HashSet::new(),
+            in_policy_impl: false,
+            impl_type: None,
+            in_test: false,
+            container: None,
+        };
+        let mut outline = Outline::default();
+        item_list(
+            &tokens,
+            &items,
+            0,
+            tokens.len(),
+            &mut Vec::new(),
+            Some(&mut outline),
+        );
+        Some(outline)
+    }
+
+    fn record(
+        &mut self,
+        tokens: &[Token],
+        cx: &Items<'_>,
+        kind: ItemKind,
+        (start, name, block, end): (usize, usize, Option<usize>, usize),
+    ) {
+        let word = |t: &Token| cx.text[t.start..t.end].to_owned();
+        let item = (tokens[start].start, tokens[end.max(start + 1) - 1].end);
+        match (kind, block) {
+            (ItemKind::Fn, Some(_)) => self.definitions.push(Definition {
+                name: word(&tokens[name]),
+                owner: cx.impl_type.map(|t| word(&tokens[t])),
+                is_fn: true,
+                item,
+                container: cx.container,
+            }),
+            (ItemKind::Value, _) if tokens[name].kind == Kind::Ident => {
+                self.definitions.push(Definition {
+                    name: word(&tokens[name]),
+                    owner: None,
+                    is_fn: false,
+                    item,
+                    container: cx.container,
+                });
+            }
+            (ItemKind::Items, None) if word(&tokens[name]) == "mod" => {
+                if let Some(module) = tokens.get(name + 1).filter(|t| t.kind == Kind::Ident) {
+                    let test =
+                        cx.in_test || test_attributes(cx.text, tokens, cx.matching, start, name);
+                    self.mod_decls.push((word(module), test));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// `text` with everything blanked (spaces; line breaks kept, so positions stay) but the
+    /// definitions `keep` (indices into [`Outline::definitions`]) and the headers and closing
+    /// braces of the blocks around them: what parses to those definitions alone, where they are.
+    #[must_use]
+    pub fn view(&self, text: &str, keep: &[usize]) -> String {
+        let mut shown = vec![false; text.len()];
+        let mut show = |(from, to): (usize, usize)| {
+            for b in &mut shown[from.min(text.len())..to.min(text.len())] {
+                *b = true;
+            }
+        };
+        for &k in keep {
+            let Some(d) = self.definitions.get(k) else {
+                continue;
+            };
+            show(d.item);
+            let mut up = d.container;
+            while let Some(c) = up.and_then(|c| self.containers.get(c)) {
+                show(c.header);
+                show(c.close);
+                up = c.parent;
+            }
+        }
+        let bytes: Vec<u8> = text
+            .bytes()
+            .zip(&shown)
+            .map(|(b, &keep)| {
+                if keep || b == b'\n' || b == b'\r' {
+                    b
+                } else {
+                    b' '
+                }
+            })
+            .collect();
+        // Kept ranges start and end at tokens (ASCII or whole characters), so what is blanked is
+        // whole characters; a multi-byte character is never cut.
+        String::from_utf8(bytes).unwrap_or_default()
+    }
+}
+
 /// Whether an attribute word names a retry macro (`#[retryable]`, `#[backon(..)]`,
 /// `#[retry(..)]`) or a policy.
 fn retry_word(word: &str, ext: &Extensions) -> bool {
@@ -321,6 +466,8 @@ struct Items<'t> {
     impl_type: Option<usize>,
     /// Inside a test module (`#[cfg(test)] mod tests`).
     in_test: bool,
+    /// The `mod`, `impl` or `trait` block being split (an index into [`Outline::containers`]).
+    container: Option<usize>,
 }
 
 /// The `T` of every `Iterator for T` in the file.
@@ -395,7 +542,14 @@ enum ItemKind {
 
 /// Splits the item list `tokens[from..to]` into items and records what may be blanked in each,
 /// recursing into `mod`, `impl` and `trait` blocks.
-fn item_list(tokens: &[Token], cx: &Items<'_>, from: usize, to: usize, out: &mut Vec<Piece>) {
+fn item_list(
+    tokens: &[Token],
+    cx: &Items<'_>,
+    from: usize,
+    to: usize,
+    out: &mut Vec<Piece>,
+    mut outline: Option<&mut Outline>,
+) {
     let _guard = crate::analysis::limits::enter();
     let matching = cx.matching;
     let mut i = from;
@@ -427,6 +581,9 @@ fn item_list(tokens: &[Token], cx: &Items<'_>, from: usize, to: usize, out: &mut
             None => semicolon_after(tokens, matching, name, to).map_or(to, |s| s + 1),
         };
         let inside = |open: usize| (tokens[open].end, tokens[matching[open]].start);
+        if let Some(outline) = outline.as_deref_mut() {
+            outline.record(tokens, cx, kind, (start, name, block, end));
+        }
         match (kind, block) {
             (ItemKind::Fn, Some(open)) if open + 1 < matching[open] => out.push(Piece {
                 kind: PieceKind::Body,
@@ -448,6 +605,14 @@ fn item_list(tokens: &[Token], cx: &Items<'_>, from: usize, to: usize, out: &mut
                             || cx.iterators.contains(word(t)))
                 });
                 let is_impl = word(&tokens[name]) == "impl";
+                let container = outline.as_deref_mut().map(|o| {
+                    o.containers.push(Container {
+                        header: (tokens[start].start, tokens[open].end),
+                        close: (tokens[matching[open]].start, tokens[matching[open]].end),
+                        parent: cx.container,
+                    });
+                    o.containers.len() - 1
+                });
                 let inner = Items {
                     in_test: cx.in_test
                         || (word(&tokens[name]) == "mod"
@@ -458,9 +623,17 @@ fn item_list(tokens: &[Token], cx: &Items<'_>, from: usize, to: usize, out: &mut
                     } else {
                         None
                     },
+                    container,
                     ..*cx
                 };
-                item_list(tokens, &inner, open + 1, matching[open], out);
+                item_list(
+                    tokens,
+                    &inner,
+                    open + 1,
+                    matching[open],
+                    out,
+                    outline.as_deref_mut(),
+                );
             }
             (ItemKind::Data | ItemKind::ExternBlock, Some(open)) => {
                 let names_ureq = tokens[open + 1..matching[open]]
@@ -512,9 +685,8 @@ fn item_list(tokens: &[Token], cx: &Items<'_>, from: usize, to: usize, out: &mut
     }
 }
 
-/// Whether the outer attributes in `tokens[from..to]` mark test code as the analysis reads it
-/// (`is_test_attr` in `crate::analysis`): a path ending in `test` (`#[test]`, `#[tokio::test]`),
-/// or `#[cfg(..)]` naming `test` without `not(`.
+/// Whether the outer attributes in `tokens[from..to]` mark test code
+/// ([`crate::analysis::test_code::marks_test`]).
 fn test_attributes(
     text: &str,
     tokens: &[Token],
@@ -545,13 +717,8 @@ fn test_attributes(
         let negated = args.windows(2).any(|w| {
             w[0].kind == Kind::Ident && word(&w[0]) == "not" && w[1].kind == Kind::Open(b'(')
         });
-        if path.last() == Some(&"test")
-            || (path == ["cfg"]
-                && !negated
-                && args
-                    .iter()
-                    .any(|t| t.kind == Kind::Ident && word(t) == "test"))
-        {
+        let idents = args.iter().filter(|t| t.kind == Kind::Ident).map(word);
+        if crate::analysis::test_code::marks_test(&path, idents, negated) {
             return true;
         }
         i = close + 1;

@@ -1217,24 +1217,7 @@ impl<'a> Builder<'a, '_> {
     }
 }
 
-/// `#[test]`, `#[tokio::test]`, `#[cfg(test)]`: test code.
-pub(super) fn is_test_attr(attrs: &[syn::Attribute]) -> bool {
-    attrs.iter().any(|a| {
-        names::last(a.path()).as_deref() == Some("test")
-            || (a.path().is_ident("cfg") && {
-                // `cfg(test)`, `cfg(all(test, feature = "x"))`; not `cfg(not(test))` or
-                // `cfg(feature = "latest")`.
-                let text: String = names::text(&a.meta)
-                    .chars()
-                    .filter(|c| !c.is_whitespace())
-                    .collect();
-                !text.contains("not(")
-                    && text
-                        .split(|c: char| !c.is_alphanumeric() && c != '_')
-                        .any(|w| w == "test")
-            })
-    })
-}
+pub(super) use super::test_code::is_test_attr;
 
 impl<'a> Visit<'a> for Builder<'a, '_> {
     fn visit_item_mod(&mut self, node: &'a syn::ItemMod) {

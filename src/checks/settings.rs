@@ -16,9 +16,9 @@ pub struct Settings {
     /// `--full-parse`: parse every function body, not only those that can matter to a retry
     /// site (see [`crate::analysis::prefilter`]).
     pub full_parse: bool,
-    /// The file is test code by where it is (a package's `tests/` or `benches/`, see
-    /// [`crate::pipeline::scan::is_test_target`]): its loops wait for the test's fixtures, they are not
-    /// retry sites.
+    /// The text checked is test code as a whole, as a caller that checks one text alone knows
+    /// (a scan decides it for each file from the workspace's layout): its loops wait for the
+    /// test's fixtures, they are not retry sites.
     pub test_code: bool,
 }
 

@@ -1,37 +1,71 @@
-//! Entry point of the analysis: one file's text in, diagnostics out. Parses once, builds the
-//! retry-site model, runs every enabled rule over it.
+//! One file's analysis, the same for every front end: parse it once, find its retry sites and
+//! their facts (reading the rest of its crate through the [`CrateIndex`], never parsing another
+//! file whole), run the checks ([`analyse`]); then, once every file of the crate is analysed,
+//! add the nested retries found across files and apply the suppression comments, once
+//! ([`finish`]).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
+use super::index::{identifiers, CrateIndex};
 use crate::analysis::limits;
 use crate::analysis::{self, SiteCall};
 use crate::checks;
 use crate::checks::diagnostic::Diagnostic;
 use crate::checks::registry::{Level, Rule};
 use crate::checks::Settings;
-use crate::report::suppress;
+use crate::report::suppress::{self, FnItem};
 use crate::report::FileError;
-use crate::source::Position;
+use crate::source::{Position, Span};
 
 /// Stack size of the threads that parse and walk files (see [`limits::STACK_SIZE`]).
 pub const PARSE_STACK: usize = limits::STACK_SIZE;
 
-/// Checks one file's bytes. Never panics; an unparseable file is an `Err`.
+/// Checks one file's bytes alone (no other file of its crate in view). Never panics; an
+/// unparseable file is an `Err`.
 pub fn check_bytes(bytes: &[u8], settings: &Settings) -> Result<Vec<Diagnostic>, FileError> {
-    check_bytes_timed(bytes, settings, &mut PhaseTimes::default()).map(|(found, _)| found)
+    match std::str::from_utf8(bytes) {
+        Ok(src) => check_source(src, settings),
+        Err(e) => Err(FileError::NotUtf8 {
+            offset: e.valid_up_to(),
+        }),
+    }
 }
 
-/// Checks one file's text. Never panics, whatever the text: the analysis runs within the limits
-/// of [`budget`] (on a thread with a big stack, started for it unless this one is one), and a
-/// panic of the analysis (a bug) is [`FileError::Internal`].
+/// Checks one file's text alone. Never panics, whatever the text: the analysis runs within the
+/// limits of [`limits`] (on a thread with a big stack, started for it unless this one is one),
+/// and a panic of the analysis (a bug) is [`FileError::Internal`].
 pub fn check_source(src: &str, settings: &Settings) -> Result<Vec<Diagnostic>, FileError> {
-    check_source_with_facts(src, settings).map(|(diagnostics, _)| diagnostics)
+    let analysed = analyse(src, settings, None, &mut PhaseTimes::default())?;
+    Ok(finish(src, analysed, Vec::new(), settings))
 }
 
-/// What the crate-wide nested-retry check (RA010 across files) needs from one file.
+/// Checks the text `bytes` of the file `path` by itself (standard input): no other file of its
+/// crate is read, but whether it is test code as a whole is decided as for a scan (its place,
+/// the module declarations of its parent module's file on disk).
+pub fn check_alone(
+    path: &std::path::Path,
+    bytes: Vec<u8>,
+    settings: &Settings,
+) -> Result<Vec<Diagnostic>, FileError> {
+    let file = super::index::IndexedFile::from_bytes(path.to_path_buf(), bytes);
+    let krate = CrateIndex::new(None, vec![file], &super::index::Disk);
+    let text = krate.files[0].text.clone()?;
+    let analysed = analyse(
+        &text,
+        settings,
+        Some((&krate, 0)),
+        &mut PhaseTimes::default(),
+    )?;
+    Ok(finish(&text, analysed, Vec::new(), settings))
+}
+
+/// What one file's analysis leaves for the crate-wide step ([`nested_across_files`]) and for
+/// [`finish`].
 #[derive(Clone, Debug, Default)]
-pub struct CrateFacts {
+pub struct Analysed {
+    /// The findings, before suppression comments, in source order.
+    pub diagnostics: Vec<Diagnostic>,
     /// The file's functions that retry by themselves: name, the type or trait whose method
     /// each is (`None`: a free function), and where.
     pub retrying: Vec<(String, Option<String>, Position)>,
@@ -39,20 +73,10 @@ pub struct CrateFacts {
     /// define (a name the file defines is taken to mean its own function, which the per-file
     /// check covers).
     pub calls: Vec<SiteCall>,
-    /// The functions and constants the file defines, as [`analysis::name_key`]s: the crate's index of
-    /// names (a few bytes per name for every file of a large scan).
-    pub defines: Vec<u64>,
-    /// Functions and constants the analysis of the file looked for and found nowhere in view
-    /// (sorted): another file of the crate that defines one is worth importing
-    /// ([`check_with_imports`]).
-    pub unresolved: Vec<String>,
-    /// For a file with suppression comments whose retry sites call other files' functions:
-    /// its findings before suppression, so that the comments can also suppress the RA010
-    /// findings the crate-wide pass adds ([`suppress::Pending::apply`]).
-    pub suppressions: Option<std::sync::Arc<suppress::Pending>>,
-    /// The file's reported retry loops whose attempt limit or wait is a parameter or a field:
-    /// what the crate passes there by default decides what they do ([`crate::analysis::crate_values`]).
-    pub by_values: Vec<ValueQuery>,
+    /// The file's functions, the scopes of its suppression comments (only when it has any).
+    pub fns: Vec<FnItem>,
+    /// The length of a byte-order mark before the text (offsets are counted after it).
+    pub shift: usize,
 }
 
 /// A reported retry loop whose attempt limit or wait the crate passes in.
@@ -60,7 +84,7 @@ pub struct CrateFacts {
 pub struct ValueQuery {
     pub source: analysis::ValueSource,
     /// The loop's head: its findings are the ones labelled there.
-    pub head: crate::source::Span,
+    pub head: Span,
     pub decides: Decides,
 }
 
@@ -101,29 +125,6 @@ impl ValueQuery {
             Decides::Wait { .. } => false,
         }
     }
-
-    /// [`ValueQuery::apply`] to a file's findings `shown`, through its suppression comments
-    /// when it has any (`pending`, updated): the new findings are judged by them as the old
-    /// were. Whether anything changed.
-    pub fn apply_shown(
-        &self,
-        shown: &mut Vec<Diagnostic>,
-        pending: Option<&mut std::sync::Arc<suppress::Pending>>,
-        largest: u64,
-        settings: &Settings,
-    ) -> bool {
-        let Some(pending) = pending else {
-            return self.apply(shown, largest);
-        };
-        let mut found = pending.found().to_vec();
-        if !self.apply(&mut found, largest) {
-            return false;
-        }
-        let redone = pending.with_found(found);
-        *shown = redone.apply(Vec::new(), settings);
-        *pending = std::sync::Arc::new(redone);
-        true
-    }
 }
 
 /// Whether the crate's values withdraw a finding of `rule` from a loop whose limit it passes,
@@ -138,55 +139,29 @@ pub fn withdrawn(zero: analysis::ZeroMeans, largest: u64, rule: Rule) -> bool {
     retries == 0 || (retries == 1 && rule == Rule::NoDelay)
 }
 
-/// Time spent on one file, by phase (for `--stats`).
+/// Time spent on one file, by phase (for `--stats`), and what was parsed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PhaseTimes {
     /// Decoding, parsing (`syn`) and freeing the syntax tree, the nesting pre-check included.
     pub parse: Duration,
     /// Building the retry-site model, running the rules, applying suppressions.
     pub analyse: Duration,
-}
-
-/// [`check_source_with_facts`] on bytes, adding the time of each phase to `times`.
-pub fn check_bytes_timed(
-    bytes: &[u8],
-    settings: &Settings,
-    times: &mut PhaseTimes,
-) -> Result<(Vec<Diagnostic>, CrateFacts), FileError> {
-    check_with_imports(bytes, &[], settings, times)
-}
-
-/// [`check_bytes_timed`] with the definitions of other files of the crate in view: `imports`
-/// are their display paths and texts. Functions and constants the file does not define are
-/// looked up there (one level: what an imported body calls is not imported in turn). An
-/// import that cannot be decoded, nested too deeply or parsed is left out. Only the file is
-/// searched for retry sites, and no finding or label points into an import.
-pub fn check_with_imports(
-    bytes: &[u8],
-    imports: &[(String, Vec<u8>)],
-    settings: &Settings,
-    times: &mut PhaseTimes,
-) -> Result<(Vec<Diagnostic>, CrateFacts), FileError> {
-    let started = Instant::now();
-    match std::str::from_utf8(bytes) {
-        Ok(src) => check_timed(src, imports, settings, started, times),
-        Err(e) => {
-            times.parse += started.elapsed();
-            Err(FileError::NotUtf8 {
-                offset: e.valid_up_to(),
-            })
-        }
-    }
+    /// Files parsed (0 or 1: a file is parsed once).
+    pub parsed: usize,
+    /// Views of other files' definitions parsed for this file ([`CrateIndex::views`]).
+    pub views: usize,
+    /// Loops whose findings the crate's values changed.
+    pub by_values: usize,
 }
 
 /// RA010 across files: each file's per-attempt calls to functions that retry by themselves in
 /// *another* file (matched by name; a name the calling file defines itself is taken to mean its
-/// own function, which the per-file check already covers). `files[i]` is (display path, facts,
-/// the file's settings: a finding has the calling file's level, and none where it allows
-/// RA010); the result pairs a file index with a finding. Linear in the number of calls and
-/// functions.
+/// own function, which the per-file check already covers). `files[i]` is (display path, the
+/// file's analysis, the file's settings: a finding has the calling file's level, and none where
+/// it allows RA010); the result pairs a file index with a finding. Linear in the number of calls
+/// and functions.
 #[must_use]
-pub fn nested_across_files(files: &[(String, &CrateFacts, &Settings)]) -> Vec<(usize, Diagnostic)> {
+pub fn nested_across_files(files: &[(String, &Analysed, &Settings)]) -> Vec<(usize, Diagnostic)> {
     // Name → (file, owner type, where) of each function of that name that retries.
     type Retrying<'f> = Vec<(usize, Option<&'f str>, Position)>;
     let mut retrying: HashMap<&str, Retrying<'_>> = HashMap::new();
@@ -220,33 +195,51 @@ pub fn nested_across_files(files: &[(String, &CrateFacts, &Settings)]) -> Vec<(u
     out
 }
 
-/// [`check_source`], plus what the crate-wide pass needs from the file.
-pub fn check_source_with_facts(
-    src: &str,
+/// The file's findings: its analysis's, with `more` (RA010 across files), the suppression
+/// comments applied once (RA100 for those that suppress nothing).
+#[must_use]
+pub fn finish(
+    text: &str,
+    analysed: Analysed,
+    more: Vec<Diagnostic>,
     settings: &Settings,
-) -> Result<(Vec<Diagnostic>, CrateFacts), FileError> {
-    check_timed(
-        src,
-        &[],
-        settings,
-        Instant::now(),
-        &mut PhaseTimes::default(),
-    )
+) -> Vec<Diagnostic> {
+    let Analysed {
+        mut diagnostics,
+        fns,
+        shift,
+        ..
+    } = analysed;
+    if !more.is_empty() {
+        diagnostics.extend(more);
+        diagnostics.sort_by(|a, b| {
+            (a.primary.span.start, a.rule, &a.message).cmp(&(
+                b.primary.span.start,
+                b.rule,
+                &b.message,
+            ))
+        });
+        diagnostics.dedup_by(|a, b| a.rule == b.rule && a.primary.span == b.primary.span);
+    }
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    suppress::apply(text, shift, &fns, diagnostics, settings)
 }
 
-/// [`check_source_with_facts`], timed from `started` (the parse phase includes decoding): the
-/// analysis within its [`budget`], a panic of it an internal error.
-fn check_timed(
+/// Analyses one file: `krate` is its crate and its index there (`None`: the file alone). The
+/// file is parsed once; a name its retry sites look for and do not define is looked up in the
+/// one other file of the crate that defines it (a view of just the definitions reachable from
+/// this file, [`CrateIndex::views`]); a loop whose limit or wait is a parameter or a field is
+/// judged by what the crate passes there ([`CrateIndex::largest_by_default`]). Never panics.
+pub fn analyse(
     src: &str,
-    imports: &[(String, Vec<u8>)],
     settings: &Settings,
-    started: Instant,
+    krate: Option<(&CrateIndex, usize)>,
     times: &mut PhaseTimes,
-) -> Result<(Vec<Diagnostic>, CrateFacts), FileError> {
-    let bytes = src.len() + imports.iter().map(|(_, t)| t.len()).sum::<usize>();
+) -> Result<Analysed, FileError> {
+    let started = Instant::now();
     let analysed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        limits::run(bytes, || {
-            check_within_budget(src, imports, settings, started, times)
+        limits::run(src.len(), || {
+            analyse_within_limits(src, settings, krate, started, times)
         })
     }));
     match analysed {
@@ -256,13 +249,13 @@ fn check_timed(
     }
 }
 
-fn check_within_budget(
+fn analyse_within_limits(
     src: &str,
-    imports: &[(String, Vec<u8>)],
     settings: &Settings,
+    krate: Option<(&CrateIndex, usize)>,
     started: Instant,
     times: &mut PhaseTimes,
-) -> Result<(Vec<Diagnostic>, CrateFacts), FileError> {
+) -> Result<Analysed, FileError> {
     // A byte-order mark is not part of the syntax; offsets are shifted back afterwards.
     let (text, shift) = match src.strip_prefix('\u{feff}') {
         Some(rest) => (rest, '\u{feff}'.len_utf8()),
@@ -286,124 +279,123 @@ fn check_within_budget(
     // Without suppression comments (whose scope is read from every function's span, and
     // which are rare), bodies that cannot matter are not parsed.
     let file = if settings.full_parse || text.contains(suppress::MARKER) {
-        syn::parse_file(text).map(|f| (f, Vec::new()))
+        syn::parse_file(text)
     } else {
         crate::analysis::prefilter::parse_lexed(text, tokens.as_deref(), &settings.extensions)
+            .map(|(file, _)| file)
     };
     drop(tokens);
+    times.parsed += 1;
     let parsed = Instant::now();
     times.parse += parsed - started;
     let file = match file {
         Ok(f) => f,
         Err(e) => return Err(parse_error(&e, text)),
     };
-    let (file, blanked_names) = file;
-    // Imports are parsed after the file, on this thread: their spans are told apart from the
-    // file's by the index's anchor.
-    let imported: Vec<(syn::File, &str)> = imports
-        .iter()
-        .filter_map(|(path, bytes)| {
-            let text = std::str::from_utf8(bytes).ok()?;
-            if limits::syntax_depth(text) > limits::MAX_SYNTAX_DEPTH {
-                return None;
-            }
-            Some((syn::parse_file(text).ok()?, path.as_str()))
-        })
-        .collect();
+    let test_code = settings.test_code || krate.is_some_and(|(k, me)| k.files[me].test_code);
+    let ext = &settings.extensions;
     let index = analysis::LineIndex::new(text, shift);
-    let index = match (imported.is_empty(), anchor(&file)) {
-        (false, Some(anchor)) => index.with_anchor(anchor),
-        _ => index,
+    let mut model = analysis::extract_in(&file, &index, ext, &[], test_code);
+    let mut diagnostics = checks::run(&model, settings);
+    // Names the file's retry sites looked for and does not define: the one other file of the
+    // crate that defines each is brought into view, and the file is analysed again (its tree
+    // is the same; only the views are parsed).
+    let providers = match krate {
+        Some((k, me)) if !model.sites.is_empty() && !model.unresolved.is_empty() => {
+            k.providers(me, &model.unresolved)
+        }
+        _ => Vec::new(),
     };
-    let views: Vec<(&syn::File, &str)> = imported.iter().map(|(f, p)| (f, *p)).collect();
-    let file_model = analysis::extract_in(
-        &file,
-        &index,
-        &settings.extensions,
-        &views,
-        settings.test_code,
-    );
-    let mut diagnostics = checks::run(&file_model, settings);
-    if !imported.is_empty() {
-        // A fact found in an import may carry the import's place: it is not shown.
-        diagnostics.retain(|d| !d.primary.span.is_elsewhere());
-        for d in &mut diagnostics {
-            d.secondary.retain(|l| !l.span.is_elsewhere());
+    if let (Some((k, _)), false) = (krate, providers.is_empty()) {
+        let mentioned: HashSet<&str> = identifiers(text).collect();
+        let views = k.views(&providers, &mentioned);
+        // The views' analysis has an allowance of its own, as a file of that size would.
+        limits::grant(text.len() + views.iter().map(|(_, v)| v.len()).sum::<usize>());
+        let imported: Vec<(syn::File, &str)> = views
+            .iter()
+            .filter_map(|(path, view)| {
+                if limits::syntax_depth(view) > limits::MAX_SYNTAX_DEPTH {
+                    return None;
+                }
+                times.views += 1;
+                Some((syn::parse_file(view).ok()?, path.as_str()))
+            })
+            .collect();
+        k.count_views(times.views);
+        if !imported.is_empty() {
+            let index = match anchor(&file) {
+                Some(anchor) => analysis::LineIndex::new(text, shift).with_anchor(anchor),
+                None => analysis::LineIndex::new(text, shift),
+            };
+            let views: Vec<(&syn::File, &str)> = imported.iter().map(|(f, p)| (f, *p)).collect();
+            let with = analysis::extract_in(&file, &index, ext, &views, test_code);
+            let mut found = checks::run(&with, settings);
+            // A fact found in another file may carry that file's place: it is not shown.
+            found.retain(|d| !d.primary.span.is_elsewhere());
+            // Fixes are made from the file alone (`--fix`): a finding it does not have alone
+            // rests on another file's definitions.
+            let alone: HashSet<(Rule, usize)> = diagnostics
+                .iter()
+                .map(|d| (d.rule, d.primary.span.start))
+                .collect();
+            for d in &mut found {
+                d.secondary.retain(|l| !l.span.is_elsewhere());
+                if !alone.contains(&(d.rule, d.primary.span.start)) {
+                    d.fix = None;
+                }
+            }
+            diagnostics = found;
+            model = with;
         }
     }
-    // Only what the crate-wide pass needs is kept (most files have nothing), not the file's
-    // every function name: memory stays bounded by the files in flight.
+    diagnostics.sort_by(|a, b| {
+        (a.primary.span.start, a.rule, &a.message).cmp(&(b.primary.span.start, b.rule, &b.message))
+    });
+    diagnostics.dedup_by(|a, b| a.rule == b.rule && a.primary.span == b.primary.span);
+    // A reported loop whose attempt limit or wait the crate passes in: judged by what it passes.
+    if let Some((k, _)) = krate {
+        let asked: Vec<ValueQuery> = value_queries(&model, settings)
+            .into_iter()
+            .filter(|q| diagnostics.iter().any(|d| q.owns(d)))
+            .collect();
+        for q in asked {
+            if let Some(largest) = k.largest_by_default(&q.source) {
+                times.by_values += usize::from(q.apply(&mut diagnostics, largest));
+            }
+        }
+    }
     // A call that reaches a function of this file means that one (the per-file check covers
     // it); `Vec::new()` in a file that defines `StoreClient::new` does not.
     let defines = |call: &analysis::Call| {
-        let fns = &file_model.defined_fns;
+        let fns = &model.defined_fns;
         let from = fns.partition_point(|(n, _)| n < &call.name);
         fns[from..]
             .iter()
             .take_while(|(n, _)| *n == call.name)
             .any(|(_, owner)| call.via.reaches(owner.as_deref()))
     };
-    let mut facts = CrateFacts {
-        // What the pre-filter blanked whole is defined here all the same.
-        defines: {
-            let mut keys = file_model.defined_keys.clone();
-            keys.extend(blanked_names.iter().map(|n| analysis::name_key(n)));
-            keys.sort_unstable();
-            keys.dedup();
-            keys
-        },
-        unresolved: if file_model.sites.is_empty() {
-            Vec::new()
-        } else {
-            file_model.unresolved.clone()
-        },
-        retrying: file_model
-            .retrying_fns
-            .iter()
-            .map(|(name, owner, at)| (name.clone(), owner.clone(), at.start_pos))
-            .collect(),
-        calls: file_model
-            .sites
-            .iter()
-            .filter(|s| s.kind != analysis::SiteKind::Policy)
-            .flat_map(|s| {
-                s.calls
-                    .iter()
-                    .filter(|c| c.name != s.function && !defines(c))
-                    .map(|c| SiteCall {
-                        callee: c.name.clone(),
-                        via: c.via.clone(),
-                        call: c.span,
-                        head: s.head,
-                        function: s.function.clone(),
-                    })
-            })
-            .collect(),
-        suppressions: None,
-        by_values: file_model
-            .sites
-            .iter()
-            .filter_map(|s| {
-                Some(ValueQuery {
-                    source: s.limit_from.as_ref()?.source.clone(),
+    let retrying = model
+        .retrying_fns
+        .iter()
+        .map(|(name, owner, at)| (name.clone(), owner.clone(), at.start_pos))
+        .collect();
+    let calls = model
+        .sites
+        .iter()
+        .filter(|s| s.kind != analysis::SiteKind::Policy)
+        .flat_map(|s| {
+            s.calls
+                .iter()
+                .filter(|c| c.name != s.function && !defines(c))
+                .map(|c| SiteCall {
+                    callee: c.name.clone(),
+                    via: c.via.clone(),
+                    call: c.span,
                     head: s.head,
-                    decides: Decides::Limit(s.limit_from.as_ref()?.zero),
+                    function: s.function.clone(),
                 })
-            })
-            .chain(
-                // What the site would report without its wait.
-                file_model.sites.iter().filter_map(|s| {
-                    Some(ValueQuery {
-                        source: s.delay_from.clone()?,
-                        head: s.head,
-                        decides: Decides::Wait {
-                            if_zero: without_waits(s, &file_model, settings),
-                        },
-                    })
-                }),
-            )
-            .collect(),
-    };
+        })
+        .collect();
     let fns = if text.contains(suppress::MARKER) {
         suppress::fn_items(&file)
     } else {
@@ -412,32 +404,40 @@ fn check_within_budget(
     // Freeing the tree is part of the cost of parsing it.
     let freeing = Instant::now();
     drop(file);
-    drop(imported);
     let freed = freeing.elapsed();
     times.parse += freed;
-    diagnostics.sort_by(|a, b| {
-        (a.primary.span.start, a.rule, &a.message).cmp(&(b.primary.span.start, b.rule, &b.message))
-    });
-    diagnostics.dedup_by(|a, b| a.rule == b.rule && a.primary.span == b.primary.span);
-    // RA010 across files is found after every file is checked: the comments must be able to
-    // suppress it too (and an allow of it is not unused), so they are kept for that pass.
-    // So is the judging of loops by the values their crate passes ([`ValueQuery`]), which
-    // may change their findings.
-    facts
-        .by_values
-        .retain(|q| diagnostics.iter().any(|d| q.owns(d)));
-    if (!facts.calls.is_empty() || !facts.by_values.is_empty()) && text.contains(suppress::MARKER) {
-        facts.suppressions = Some(std::sync::Arc::new(suppress::Pending::new(
-            text,
-            shift,
-            &fns,
-            &diagnostics,
-        )));
-    }
-    // Inline `// retry-audit: allow(...)` comments, and RA100 for those that suppress nothing.
-    let diagnostics = suppress::apply(text, shift, &fns, diagnostics, settings);
     times.analyse += parsed.elapsed().saturating_sub(freed);
-    Ok((diagnostics, facts))
+    Ok(Analysed {
+        diagnostics,
+        retrying,
+        calls,
+        fns,
+        shift,
+    })
+}
+
+/// The file's retry loops whose attempt limit or wait is a parameter or a field: what the
+/// crate passes there decides what they do.
+fn value_queries(model: &analysis::FileModel, settings: &Settings) -> Vec<ValueQuery> {
+    let limits = model.sites.iter().filter_map(|s| {
+        let from = s.limit_from.as_ref()?;
+        Some(ValueQuery {
+            source: from.source.clone(),
+            head: s.head,
+            decides: Decides::Limit(from.zero),
+        })
+    });
+    // What the site would report without its wait.
+    let waits = model.sites.iter().filter_map(|s| {
+        Some(ValueQuery {
+            source: s.delay_from.clone()?,
+            head: s.head,
+            decides: Decides::Wait {
+                if_zero: without_waits(s, model, settings),
+            },
+        })
+    });
+    limits.chain(waits).collect()
 }
 
 /// What `site` reports when it does not wait (its one wait given zero).

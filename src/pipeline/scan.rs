@@ -8,24 +8,22 @@
 //! skipped. A path named on the command line is always taken: a file given explicitly is checked
 //! whatever its name, and a directory given explicitly is walked even if it is hidden or ignored.
 
-use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fmt;
 use std::num::NonZeroUsize;
 use std::panic::{self, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Instant;
 
 use ignore::WalkBuilder;
 use rayon::prelude::*;
 
-use crate::checks::diagnostic::Diagnostic;
+use super::index::Disk;
+use super::{check_crate, FileJob};
 use crate::checks::Settings;
 use crate::config::{ConfigError, Configs, RunConfig};
 use crate::pipeline::engine;
-use crate::report::FileError;
 use crate::report::{BadPath, FileReport, Outcome, ScanReport, ScanStats, SkipReason};
 
 /// What to scan and how.
@@ -44,26 +42,6 @@ pub struct ScanOptions {
     /// Skip subdirectories that hold their own `Cargo.toml` while walking (other packages;
     /// `cargo retry-audit` scans each workspace member by itself).
     pub skip_nested_packages: bool,
-}
-
-/// Per-file phase times, added up by every worker thread.
-#[derive(Default)]
-struct PhaseClock {
-    bytes: AtomicU64,
-    read: AtomicU64,
-    parse: AtomicU64,
-    analyse: AtomicU64,
-}
-
-impl PhaseClock {
-    fn add(counter: &AtomicU64, time: Duration) {
-        let nanos = u64::try_from(time.as_nanos()).unwrap_or(u64::MAX);
-        counter.fetch_add(nanos, Ordering::Relaxed);
-    }
-
-    fn total(counter: &AtomicU64) -> Duration {
-        Duration::from_nanos(counter.load(Ordering::Relaxed))
-    }
 }
 
 /// A problem that stops the scan before it starts.
@@ -139,7 +117,6 @@ pub fn scan_with_progress(
     let walked = Instant::now();
     progress.start(candidates.len());
     let threads = thread_count(options.jobs, candidates.len());
-    let clock = PhaseClock::default();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .stack_size(engine::PARSE_STACK)
@@ -147,48 +124,50 @@ pub fn scan_with_progress(
         .thread_name(|i| format!("retry-audit-{i}"))
         .build()
         .map_err(|e| ScanError::ThreadPool(e.to_string()))?;
-    let (mut files, mut facts): (Vec<FileReport>, Vec<Option<engine::CrateFacts>>) =
-        pool.install(|| {
-            candidates
-                .into_par_iter()
-                .zip(configs.par_iter())
-                .map(|(candidate, config)| match candidate {
-                    Candidate::File(path) => {
-                        let settings = settings_of(config.as_ref(), &path, &options.settings);
-                        let (outcome, facts) = check_file(&path, &settings, &clock);
-                        (FileReport { path, outcome }, facts)
-                    }
-                    Candidate::Unreadable(path, message) => (
-                        FileReport {
-                            path,
-                            outcome: Outcome::Skipped(SkipReason::Walk(message)),
-                        },
-                        None,
-                    ),
-                })
-                .inspect(|_| progress.advance())
-                .unzip()
-        });
-    let checked = Instant::now();
-    let crates = crates_of(&files, &facts);
-    let rechecked = pool.install(|| {
-        recheck_with_crate(&mut files, &mut facts, &crates, &configs, &options.settings)
+    let mut files = Vec::new();
+    let mut jobs = Vec::new();
+    for (candidate, config) in candidates.into_iter().zip(configs) {
+        match candidate {
+            Candidate::File(path) => {
+                let settings = Arc::new(settings_of(config.as_ref(), &path, &options.settings));
+                jobs.push(FileJob { path, settings });
+            }
+            Candidate::Unreadable(path, message) => {
+                progress.advance();
+                files.push(FileReport {
+                    path,
+                    outcome: Outcome::Skipped(SkipReason::Walk(message)),
+                });
+            }
+        }
+    }
+    let crates = by_crate(jobs);
+    let advance = || progress.advance();
+    let checked: Vec<super::CrateChecked> = pool.install(|| {
+        crates
+            .into_par_iter()
+            .map(|(root, jobs)| check_crate_caught(root, &jobs, &advance))
+            .collect()
     });
-    let by_defaults = pool
-        .install(|| judge_by_values(&mut files, &mut facts, &crates, &configs, &options.settings));
-    add_nested_across_files(&mut files, &facts, &crates, &configs, &options.settings);
-    let stats = ScanStats {
+    let mut stats = ScanStats {
         threads,
-        bytes: clock.bytes.load(Ordering::Relaxed),
         walk: walked - started,
-        read: PhaseClock::total(&clock.read),
-        parse: PhaseClock::total(&clock.parse),
-        analyse: PhaseClock::total(&clock.analyse),
-        check: checked - walked,
-        cross_file: checked.elapsed(),
-        rechecked,
-        by_defaults,
+        check: walked.elapsed(),
+        ..ScanStats::default()
     };
+    for c in checked {
+        stats.bytes += c.bytes;
+        stats.read += c.read;
+        stats.parse += c.times.parse;
+        stats.analyse += c.times.analyse;
+        stats.files_read += c.files_read;
+        stats.files_parsed += c.times.parsed;
+        stats.views_parsed += c.times.views;
+        stats.by_defaults += c.times.by_values;
+        stats.cross_file += c.cross_file;
+        files.extend(c.files);
+    }
+    files.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(ScanReport {
         files,
         bad_paths,
@@ -196,463 +175,75 @@ pub fn scan_with_progress(
     })
 }
 
-/// The settings of the file `path` under its configuration, or `fallback` without one.
-fn settings_of<'a>(
-    config: Option<&'a Arc<RunConfig>>,
-    path: &Path,
-    fallback: &'a Settings,
-) -> Cow<'a, Settings> {
-    let settings = match config {
-        Some(config) => config.settings_for(path),
-        None => Cow::Borrowed(fallback),
-    };
-    if is_test_target(path) {
-        let mut settings = settings.into_owned();
-        settings.test_code = true;
-        Cow::Owned(settings)
-    } else {
-        settings
-    }
-}
-
-/// Whether `path` is test code as a whole: in a package's integration tests or benchmarks (under
-/// a `tests` or `benches` directory whose parent holds a `Cargo.toml`, cargo's layout), or a
-/// module declared under `#[cfg(test)]` (`#[cfg(test)] mod test_util;` in its parent module's
-/// file), or a module inside one.
+/// The `.rs` files a scan of `root` checks (walked as [`scan`] walks, `config`'s `exclude`
+/// honoured): what the language server reads as a document's crate.
 #[must_use]
-pub fn is_test_target(path: &Path) -> bool {
-    let in_test_dir = path.ancestors().skip(1).any(|dir| {
-        matches!(
-            dir.file_name().and_then(|n| n.to_str()),
-            Some("tests" | "benches")
-        ) && dir
-            .parent()
-            .is_some_and(|pkg| pkg.join("Cargo.toml").is_file())
-    });
-    in_test_dir || is_test_module(path, 0)
-}
-
-/// Whether the module of the file `path` is declared under `#[cfg(test)]` in its parent
-/// module's file, or its parent module is (up to 16 levels).
-fn is_test_module(path: &Path, depth: usize) -> bool {
-    // The answer for each parent module file, shared by its other modules.
-    static PARENTS: OnceLock<Mutex<HashMap<PathBuf, bool>>> = OnceLock::new();
-    if depth > 16 {
-        return false;
-    }
-    let Some(stem) = path.file_stem().and_then(|s| s.to_str()) else {
-        return false;
+pub fn rust_files(root: &Path, config: Option<Arc<Configs>>) -> Vec<PathBuf> {
+    let options = ScanOptions {
+        paths: vec![root.to_path_buf()],
+        config,
+        ..ScanOptions::default()
     };
-    let Some(dir) = path.parent() else {
-        return false;
-    };
-    // `a/x.rs` is module `x` of `a`; `a/x/mod.rs` is module `x` of `a` too.
-    let (name, parent_dir) = match stem {
-        "lib" | "main" => return false,
-        "mod" => match (dir.file_name().and_then(|n| n.to_str()), dir.parent()) {
-            (Some(name), Some(up)) => (name, up),
-            _ => return false,
-        },
-        name => (name, dir),
-    };
-    let Some(parent) = parent_module_file(parent_dir) else {
-        return false;
-    };
-    if test_modules_declared_in(&parent).contains(name) {
-        return true;
-    }
-    let parents = PARENTS.get_or_init(Mutex::default);
-    if let Some(known) = parents.lock().ok().and_then(|p| p.get(&parent).copied()) {
-        return known;
-    }
-    let answer = is_test_module(&parent, depth + 1);
-    if let Ok(mut p) = parents.lock() {
-        p.insert(parent, answer);
-    }
-    answer
-}
-
-/// The file of the module whose submodules live in `dir`: `dir/mod.rs`, `dir/lib.rs`,
-/// `dir/main.rs` or `dir.rs` beside it (looked up once per directory).
-fn parent_module_file(dir: &Path) -> Option<PathBuf> {
-    static FILES: OnceLock<Mutex<HashMap<PathBuf, Option<PathBuf>>>> = OnceLock::new();
-    let files = FILES.get_or_init(Mutex::default);
-    if let Some(known) = files.lock().ok().and_then(|f| f.get(dir).cloned()) {
-        return known;
-    }
-    let mut candidates = vec![dir.join("mod.rs"), dir.join("lib.rs"), dir.join("main.rs")];
-    if let (Some(up), Some(name)) = (dir.parent(), dir.file_name()) {
-        let mut sibling = name.to_os_string();
-        sibling.push(".rs");
-        candidates.push(up.join(sibling));
-    }
-    let found = candidates.into_iter().find(|p| p.is_file());
-    if let Ok(mut f) = files.lock() {
-        f.insert(dir.to_path_buf(), found.clone());
-    }
-    found
-}
-
-/// The modules a file declares under `#[cfg(test)]` (`#[cfg(test)]\nmod tests;`), read once per
-/// file and version (its modification time) for the whole process.
-fn test_modules_declared_in(file: &Path) -> Arc<HashSet<String>> {
-    type Cache = Mutex<HashMap<PathBuf, (Option<std::time::SystemTime>, Arc<HashSet<String>>)>>;
-    static CACHE: OnceLock<Cache> = OnceLock::new();
-    let modified = std::fs::metadata(file).and_then(|m| m.modified()).ok();
-    let cache = CACHE.get_or_init(Cache::default);
-    if let Ok(cache) = cache.lock() {
-        if let Some((at, names)) = cache.get(file) {
-            if *at == modified {
-                return Arc::clone(names);
-            }
-        }
-    }
-    let names = Arc::new(
-        std::fs::read_to_string(file)
-            .map(|text| test_module_names(&text))
-            .unwrap_or_default(),
-    );
-    if let Ok(mut cache) = cache.lock() {
-        cache.insert(file.to_path_buf(), (modified, Arc::clone(&names)));
-    }
-    names
-}
-
-/// The names of `mod name;` declarations whose attributes (on the lines just above) include a
-/// `cfg` on `test` (`#[cfg(test)]`, `#[cfg(any(test, feature = "testing"))]`; not
-/// `cfg(not(test))`).
-fn test_module_names(text: &str) -> HashSet<String> {
-    let mut names = HashSet::new();
-    let mut test_attr = false;
-    for line in text.lines() {
-        let line = line.trim();
-        if line.starts_with("#[") {
-            let is_test_cfg = line.contains("cfg")
-                && !line.contains("not(")
-                && line
-                    .split(|c: char| !c.is_alphanumeric() && c != '_')
-                    .any(|w| w == "test");
-            test_attr |= is_test_cfg;
-            continue;
-        }
-        if line.is_empty() || line.starts_with("//") {
-            continue;
-        }
-        if test_attr {
-            let decl = line
-                .strip_prefix("pub(crate) ")
-                .or_else(|| line.strip_prefix("pub(super) "))
-                .or_else(|| line.strip_prefix("pub "))
-                .unwrap_or(line);
-            if let Some(rest) = decl.strip_prefix("mod ") {
-                if let Some(name) = rest.strip_suffix(';') {
-                    names.insert(name.trim().to_owned());
-                }
-            }
-        }
-        test_attr = false;
-    }
-    names
-}
-
-/// The checked files grouped by crate (the nearest directory above them with a `Cargo.toml`;
-/// `None` outside any crate): a name in one crate says nothing about a function of the same
-/// name in another. Indices into the scan's files, in scan order.
-fn crates_of(files: &[FileReport], facts: &[Option<engine::CrateFacts>]) -> Vec<Vec<usize>> {
-    let mut roots: HashMap<PathBuf, Option<PathBuf>> = HashMap::new();
-    let mut crates: HashMap<Option<PathBuf>, Vec<usize>> = HashMap::new();
-    for (i, f) in facts.iter().enumerate() {
-        if f.is_none() {
-            continue;
-        }
-        let root = files[i]
-            .path
-            .parent()
-            .and_then(|dir| crate_root(dir, &mut roots));
-        crates.entry(root).or_default().push(i);
-    }
-    let mut crates: Vec<Vec<usize>> = crates.into_values().collect();
-    crates.sort();
-    crates
-}
-
-/// A file checked again: its findings, facts and text.
-type Rechecked = (Vec<Diagnostic>, engine::CrateFacts, String);
-
-/// Most files of its crate one file is checked again with.
-pub const MAX_IMPORTS: usize = 8;
-
-/// Checks again, with the definitions of the other files of their crate in view, the files
-/// whose retry sites looked for a function or constant they do not define and exactly one
-/// other file of the crate defines ([`engine::check_with_imports`]). The new findings replace
-/// the file's; a finding the file did not have alone says which definitions it rests on.
-/// Returns how many files were checked again. `configs[i]` is the configuration of
-/// `files[i]`, `fallback` the settings without one.
-fn recheck_with_crate(
-    files: &mut [FileReport],
-    facts: &mut [Option<engine::CrateFacts>],
-    crates: &[Vec<usize>],
-    configs: &[Option<Arc<RunConfig>>],
-    fallback: &Settings,
-) -> usize {
-    let mut work: Vec<(usize, Vec<usize>)> = Vec::new();
-    for members in crates {
-        let mut defined: HashMap<u64, Vec<usize>> = HashMap::new();
-        for &i in members {
-            for key in facts[i].iter().flat_map(|f| &f.defines) {
-                defined.entry(*key).or_default().push(i);
-            }
-        }
-        for &i in members {
-            let Some(f) = &facts[i] else { continue };
-            let mut from: Vec<usize> = f
-                .unresolved
-                .iter()
-                .filter_map(|name| {
-                    match defined
-                        .get(&crate::analysis::name_key(name))
-                        .map(Vec::as_slice)
-                    {
-                        Some([only]) if *only != i => Some(*only),
-                        _ => None,
-                    }
-                })
-                .collect();
-            from.sort_unstable();
-            from.dedup();
-            from.truncate(MAX_IMPORTS);
-            if !from.is_empty() {
-                work.push((i, from));
-            }
-        }
-    }
-    let redone: Vec<(usize, Option<Rechecked>)> = work
-        .par_iter()
-        .map(|(i, from)| {
-            let path = &files[*i].path;
-            let settings = settings_of(configs[*i].as_ref(), path, fallback);
-            let imports: Vec<(String, Vec<u8>)> = from
-                .iter()
-                .filter_map(|j| {
-                    let p = &files[*j].path;
-                    Some((p.display().to_string(), std::fs::read(p).ok()?))
-                })
-                .collect();
-            let redone = std::fs::read(path).ok().and_then(|bytes| {
-                let checked = panic::catch_unwind(AssertUnwindSafe(|| {
-                    engine::check_with_imports(
-                        &bytes,
-                        &imports,
-                        &settings,
-                        &mut engine::PhaseTimes::default(),
-                    )
-                }));
-                proc_macro2::extra::invalidate_current_thread_spans();
-                let (diagnostics, facts) = checked.ok()?.ok()?;
-                Some((diagnostics, facts, String::from_utf8(bytes).ok()?))
-            });
-            (*i, redone)
+    let (candidates, _) = collect_files(&options.paths, &walk_filter(&options));
+    candidates
+        .into_iter()
+        .filter_map(|c| match c {
+            Candidate::File(path) => Some(path),
+            Candidate::Unreadable(..) => None,
         })
-        .collect();
-    let count = redone.len();
-    for (i, redone) in redone {
-        // A file that cannot be checked again (changed or removed meanwhile) keeps its findings.
-        let Some((mut diagnostics, new_facts, text)) = redone else {
-            continue;
-        };
-        let Outcome::Checked {
-            diagnostics: old,
-            source,
-        } = &mut files[i].outcome
-        else {
-            continue;
-        };
-        let seen: std::collections::HashSet<(crate::checks::registry::Rule, usize)> =
-            old.iter().map(|d| (d.rule, d.primary.span.start)).collect();
-        for d in &mut diagnostics {
-            if seen.contains(&(d.rule, d.primary.span.start)) {
-                continue;
-            }
-            // Fixes are made from the file alone (`--fix`).
-            d.fix = None;
-        }
-        *source = if diagnostics.is_empty() {
-            None
-        } else {
-            Some(text)
-        };
-        *old = diagnostics;
-        facts[i] = Some(new_facts);
-    }
-    count
+        .collect()
 }
 
-/// Judges the retry loops whose attempt limit or wait is a parameter or a field by what the
-/// crate passes there ([`crate::analysis::crate_values`]): a loop that never goes round reports nothing, one
-/// that tries once more at most no RA011, one whose wait is zero what a loop without a wait
-/// reports. Only crates with such a loop are read again. Returns how many loops changed.
-fn judge_by_values(
-    files: &mut [FileReport],
-    facts: &mut [Option<engine::CrateFacts>],
-    crates: &[Vec<usize>],
-    configs: &[Option<Arc<RunConfig>>],
-    fallback: &Settings,
-) -> usize {
-    let asked: Vec<&Vec<usize>> = crates
-        .iter()
-        .filter(|members| {
-            members
-                .iter()
-                .any(|&i| facts[i].as_ref().is_some_and(|f| !f.by_values.is_empty()))
-        })
-        .collect();
-    let paths: Vec<&Path> = files.iter().map(|f| f.path.as_path()).collect();
-    let decided: Vec<(usize, engine::ValueQuery, u64)> = asked
-        .par_iter()
-        .flat_map_iter(|members| {
-            let mut krate = crate::analysis::crate_values::Crate::new(
-                members
-                    .iter()
-                    .map(|&i| (paths[i].to_path_buf(), is_test_target(paths[i])))
-                    .collect(),
-            );
-            let mut memo: HashMap<crate::analysis::ValueSource, Option<u64>> = HashMap::new();
-            let mut out = Vec::new();
-            for &i in *members {
-                for q in facts[i].iter().flat_map(|f| &f.by_values) {
-                    let largest = *memo
-                        .entry(q.source.clone())
-                        .or_insert_with(|| krate.largest_by_default(&q.source));
-                    if let Some(largest) = largest {
-                        out.push((i, q.clone(), largest));
-                    }
-                }
-            }
-            proc_macro2::extra::invalidate_current_thread_spans();
-            out
-        })
-        .collect();
-    let mut changed = 0;
-    for (i, q, largest) in &decided {
-        let path = files[*i].path.clone();
-        let pending = facts[*i].as_mut().and_then(|f| f.suppressions.as_mut());
-        if let Outcome::Checked {
-            diagnostics,
-            source,
-        } = &mut files[*i].outcome
-        {
-            let settings = settings_of(configs[*i].as_ref(), &path, fallback);
-            changed += usize::from(q.apply_shown(diagnostics, pending, *largest, &settings));
-            if diagnostics.is_empty() {
-                *source = None;
-            } else if source.is_none() {
-                *source = std::fs::read_to_string(&path).ok();
-            }
-        }
-    }
-    changed
-}
-
-/// RA010 across files, once every file's retrying functions are known (see
-/// [`engine::nested_across_files`]). A file that gets a finding this way and had none keeps its
-/// text for rendering. The file's suppression comments are applied to these findings as to
-/// its others (when it has any, its facts keep what that needs): a comment can suppress them,
-/// and RA100 is judged on everything the file reports. Each file's findings follow its own
-/// settings (`configs[i]`, or `fallback`).
-fn add_nested_across_files(
-    files: &mut [FileReport],
-    facts: &[Option<engine::CrateFacts>],
-    crates: &[Vec<usize>],
-    configs: &[Option<Arc<RunConfig>>],
-    fallback: &Settings,
-) {
-    let mut found = Vec::new();
-    for members in crates {
-        let members: Vec<usize> = members
-            .iter()
-            .copied()
-            .filter(|&i| facts[i].is_some())
-            .collect();
-        let settings: Vec<Cow<Settings>> = members
-            .iter()
-            .map(|&i| settings_of(configs[i].as_ref(), &files[i].path, fallback))
-            .collect();
-        let input: Vec<(String, &engine::CrateFacts, &Settings)> = members
-            .iter()
-            .zip(&settings)
-            .filter_map(|(&i, settings)| {
-                Some((
-                    files[i].path.display().to_string(),
-                    facts[i].as_ref()?,
-                    settings.as_ref(),
-                ))
-            })
-            .collect();
-        for (k, diagnostic) in engine::nested_across_files(&input) {
-            found.push((members[k], diagnostic));
-        }
-    }
-    let mut by_file: HashMap<usize, Vec<Diagnostic>> = HashMap::new();
-    for (index, diagnostic) in found {
-        by_file.entry(index).or_default().push(diagnostic);
-    }
-    for (index, more) in by_file {
-        let file = &mut files[index];
-        let path = file.path.clone();
-        let Outcome::Checked {
-            diagnostics,
-            source,
-        } = &mut file.outcome
-        else {
-            continue;
-        };
-        if let Some(pending) = facts[index].as_ref().and_then(|f| f.suppressions.as_ref()) {
-            let settings = settings_of(configs[index].as_ref(), &path, fallback);
-            let mut before = std::mem::take(diagnostics);
-            // The file's own findings are kept as the scan left them (a finding made with
-            // another file's definitions has no fix); only RA100 is judged anew.
-            *diagnostics = pending
-                .apply(more, &settings)
+/// The jobs grouped by crate ([`crate::pipeline::index::crates_of`]).
+fn by_crate(jobs: Vec<FileJob>) -> Vec<(Option<PathBuf>, Vec<FileJob>)> {
+    let mut settings: HashMap<PathBuf, Arc<Settings>> =
+        jobs.into_iter().map(|j| (j.path, j.settings)).collect();
+    let paths: Vec<PathBuf> = settings.keys().cloned().collect();
+    crate::pipeline::index::crates_of(paths)
+        .into_iter()
+        .map(|(root, paths)| {
+            let jobs = paths
                 .into_iter()
-                .map(|d| {
-                    let kept = before.iter().position(|b| {
-                        b.rule == d.rule
-                            && b.primary.span == d.primary.span
-                            && b.message == d.message
-                    });
-                    match kept {
-                        Some(k) if d.rule != crate::checks::registry::Rule::UnusedSuppression => {
-                            before.swap_remove(k)
-                        }
-                        _ => d,
-                    }
+                .filter_map(|path| {
+                    let settings = settings.remove(&path)?;
+                    Some(FileJob { path, settings })
                 })
                 .collect();
-        } else {
-            diagnostics.extend(more);
-            diagnostics.sort_by_key(|d| (d.primary.span.start, d.rule));
-        }
-        if diagnostics.is_empty() {
-            *source = None;
-        } else if source.is_none() {
-            *source = std::fs::read_to_string(&path).ok();
-        }
-    }
+            (root, jobs)
+        })
+        .collect()
 }
 
-/// The nearest directory at or above `dir` holding a `Cargo.toml` (`None` outside any crate),
-/// remembered per directory so each is looked at once.
-fn crate_root(dir: &Path, seen: &mut HashMap<PathBuf, Option<PathBuf>>) -> Option<PathBuf> {
-    if let Some(root) = seen.get(dir) {
-        return root.clone();
+/// [`check_crate`], with a panic outside any file's analysis (a bug) made each file's internal
+/// error rather than the end of the scan.
+fn check_crate_caught(
+    root: Option<PathBuf>,
+    jobs: &[FileJob],
+    advance: &(dyn Fn() + Sync),
+) -> super::CrateChecked {
+    let paths: Vec<PathBuf> = jobs.iter().map(|j| j.path.clone()).collect();
+    panic::catch_unwind(AssertUnwindSafe(|| check_crate(root, jobs, &Disk, advance)))
+        .unwrap_or_else(|payload| {
+            let message = panic_message(&*payload);
+            super::CrateChecked {
+                files: paths
+                    .into_iter()
+                    .map(|path| FileReport {
+                        path,
+                        outcome: Outcome::Skipped(SkipReason::Internal(message.clone())),
+                    })
+                    .collect(),
+                ..super::CrateChecked::default()
+            }
+        })
+}
+
+/// The settings of the file `path` under its configuration, or `fallback` without one.
+fn settings_of(config: Option<&Arc<RunConfig>>, path: &Path, fallback: &Settings) -> Settings {
+    match config {
+        Some(config) => config.settings_for(path).into_owned(),
+        None => fallback.clone(),
     }
-    let root = if dir.join("Cargo.toml").is_file() {
-        Some(dir.to_path_buf())
-    } else {
-        dir.parent().and_then(|up| crate_root(up, seen))
-    };
-    seen.insert(dir.to_path_buf(), root.clone());
-    root
 }
 
 /// The requested number of threads (default: every core), but never more than there are files.
@@ -825,58 +416,6 @@ fn error_message(error: &ignore::Error) -> String {
     }
 }
 
-/// Reads one file once and checks it. Never panics: a panic in the analysis is caught and
-/// recorded, so that one bad file cannot abort the scan.
-fn check_file(
-    path: &Path,
-    settings: &Settings,
-    clock: &PhaseClock,
-) -> (Outcome, Option<engine::CrateFacts>) {
-    let reading = Instant::now();
-    let read = std::fs::read(path);
-    PhaseClock::add(&clock.read, reading.elapsed());
-    let bytes = match read {
-        Ok(bytes) => bytes,
-        Err(e) => {
-            return (
-                Outcome::Skipped(SkipReason::File(FileError::Io(e.to_string()))),
-                None,
-            )
-        }
-    };
-    clock.bytes.fetch_add(bytes.len() as u64, Ordering::Relaxed);
-    let mut times = engine::PhaseTimes::default();
-    let result = panic::catch_unwind(AssertUnwindSafe(|| {
-        engine::check_bytes_timed(&bytes, settings, &mut times)
-    }));
-    PhaseClock::add(&clock.parse, times.parse);
-    PhaseClock::add(&clock.analyse, times.analyse);
-    // The parser records every file's text in a per-thread span map; an early return (a parse
-    // error) may leave it there. Nothing refers to those spans any more.
-    proc_macro2::extra::invalidate_current_thread_spans();
-    match result {
-        Ok(Ok((diagnostics, facts))) => {
-            let source = if diagnostics.is_empty() {
-                None
-            } else {
-                String::from_utf8(bytes).ok()
-            };
-            (
-                Outcome::Checked {
-                    diagnostics,
-                    source,
-                },
-                Some(facts),
-            )
-        }
-        Ok(Err(error)) => (Outcome::Skipped(SkipReason::File(error)), None),
-        Err(payload) => (
-            Outcome::Skipped(SkipReason::Internal(panic_message(&*payload))),
-            None,
-        ),
-    }
-}
-
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {
         (*s).to_owned()
@@ -884,20 +423,5 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         s.clone()
     } else {
         "the analysis panicked".to_owned()
-    }
-}
-
-#[cfg(test)]
-mod test_module_tests {
-    use super::test_module_names;
-
-    #[test]
-    fn modules_declared_under_cfg_test_are_told_from_the_others() {
-        let text = "mod server;\n#[cfg(test)]\nmod test_util;\n#[cfg(not(test))]\nmod real;\n\
-                    #[cfg(any(test, feature = \"testing\"))]\n#[allow(dead_code)]\npub(crate) mod mocks;\n\
-                    #[cfg(test)]\nmod inline {\n}\n#[cfg(feature = \"latest\")]\nmod latest;\n";
-        let mut names: Vec<String> = test_module_names(text).into_iter().collect();
-        names.sort();
-        assert_eq!(names, ["mocks", "test_util"]);
     }
 }

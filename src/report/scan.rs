@@ -38,11 +38,15 @@ pub struct ScanStats {
     pub analyse: Duration,
     /// Checking every file, on all threads (wall).
     pub check: Duration,
-    /// Definitions across the files of each crate: re-checking the files that use another
-    /// file's, and RA010 across files (wall).
+    /// Nested retries across the files of each crate, and suppression comments (wall).
     pub cross_file: Duration,
-    /// Files checked again with definitions of other files of their crate.
-    pub rechecked: usize,
+    /// Files read (each once).
+    pub files_read: usize,
+    /// Files parsed (each at most once).
+    pub files_parsed: usize,
+    /// Views of another file's definitions parsed for a file's facts: the definitions a retry
+    /// site follows into, not the whole file ([`crate::pipeline::index::CrateIndex::views`]).
+    pub views_parsed: usize,
     /// Retry loops whose attempt limit or wait the crate passes in, with findings changed by what
     /// it passes: no retry, one immediate second try at most, no wait ([`crate::analysis::crate_values`]).
     pub by_defaults: usize,

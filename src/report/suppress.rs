@@ -691,66 +691,6 @@ pub fn apply(
     kept
 }
 
-/// A file's findings before its suppression comments were applied, with what applying them
-/// needs, kept for findings made after the file's own check: RA010 across the files of a crate
-/// ([`crate::pipeline::engine::nested_across_files`]). With them, the comments are applied again to
-/// everything the file reports, so that they suppress those findings too and RA100 is judged on
-/// the whole ([`Pending::apply`]).
-#[derive(Clone, Debug)]
-pub struct Pending {
-    text: String,
-    shift: usize,
-    fns: Vec<FnItem>,
-    found: Vec<Diagnostic>,
-}
-
-impl Pending {
-    /// `found` are the findings of `text` (the parsed text; `shift` and `fns` as for [`apply`])
-    /// before suppression.
-    #[must_use]
-    pub fn new(text: &str, shift: usize, fns: &[FnItem], found: &[Diagnostic]) -> Pending {
-        Pending {
-            text: text.to_owned(),
-            shift,
-            fns: fns.to_vec(),
-            found: found.to_vec(),
-        }
-    }
-
-    /// The file's findings before suppression.
-    #[must_use]
-    pub fn found(&self) -> &[Diagnostic] {
-        &self.found
-    }
-
-    /// The same comments over other findings of the file (its findings changed since).
-    #[must_use]
-    pub fn with_found(&self, found: Vec<Diagnostic>) -> Pending {
-        Pending {
-            found,
-            ..self.clone()
-        }
-    }
-
-    /// What [`apply`] gives for the file's findings and `more` (findings of the same file made
-    /// since) together: the suppressed ones removed, RA100 for the comments that suppress
-    /// nothing of all of them.
-    #[must_use]
-    pub fn apply(&self, more: Vec<Diagnostic>, settings: &Settings) -> Vec<Diagnostic> {
-        let mut all = self.found.clone();
-        all.extend(more);
-        all.sort_by(|a, b| {
-            (a.primary.span.start, a.rule, &a.message).cmp(&(
-                b.primary.span.start,
-                b.rule,
-                &b.message,
-            ))
-        });
-        all.dedup_by(|a, b| a.rule == b.rule && a.primary.span == b.primary.span);
-        apply(&self.text, self.shift, &self.fns, all, settings)
-    }
-}
-
 /// Builds RA100 findings.
 struct Reporter<'t> {
     text: &'t str,
