@@ -18,6 +18,8 @@
 //! folder layout, enough positive cases per rule, no annotations in `clean/` and `not-retry/`,
 //! only known rule ids.
 
+#![cfg(feature = "cli")]
+
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::fs;
