@@ -12,6 +12,7 @@
 
 mod blocks;
 
+use std::fmt::Write as _;
 use std::fs;
 
 use blocks::{root, Block};
@@ -76,12 +77,12 @@ fn ci_steps() -> String {
         "What `.ci/run` runs, in order (read from the script by `tests/generated_docs.rs`):\n\n",
     );
     for (i, step) in steps.iter().enumerate() {
-        out.push_str(&format!("{}. {step}\n", i + 1));
+        let _ = writeln!(out, "{}. {step}", i + 1);
     }
     if !not_run.is_empty() {
         out.push_str("\nWhat it does not run:\n\n");
         for item in &not_run {
-            out.push_str(&format!("- {item}\n"));
+            let _ = writeln!(out, "- {item}");
         }
     }
     out
