@@ -11,10 +11,12 @@ per-round ratios of the first row to each other tool (runs of one round ran side
 time, so that figure is the least disturbed by drift). Standard output of the tools is
 discarded; a tool that fails stops the benchmark with its standard error.
 
-usage: measure.py [--bless] [--about TEXT]... RUNS NAME=COMMAND...
+usage: measure.py [--bless] [--about TEXT]... [--fact TEXT]... RUNS NAME=COMMAND...
   COMMAND is split on spaces; paths must not hold any.
   --about TEXT  a sentence on what was run (the corpus, the threads), said in the output after
                 the date, the commit and the machine (benches/scan.sh passes them)
+  --fact TEXT   a line another program printed about the same corpus, listed after the table
+                (benches/scan.sh passes retry-audit --stats and the pre-filter's corpus test)
   --bless       write the output to benches/results/scan.md, and the documentation's block
                 `bench` (README.md or docs/**/*.md) from that file; tests/generated_docs.rs
                 checks that the block is the file
@@ -54,13 +56,15 @@ def run_once(argv):
 
 def main():
     args = sys.argv[1:]
-    bless, about = False, []
+    bless, about, facts = False, [], []
     while args and args[0].startswith("--"):
         option = args.pop(0)
         if option == "--bless":
             bless = True
         elif option == "--about":
             about.append(args.pop(0))
+        elif option == "--fact":
+            facts.append(args.pop(0))
         else:
             sys.exit(f"unknown option {option}")
     runs = int(args[0])
@@ -119,6 +123,8 @@ def main():
     for name, *_, said in results:
         text.append(f"- {name}: {said}")
     text.append("")
+    if facts:
+        text += [f"- {fact}" for fact in facts] + [""]
     # The table again in words, and nothing it does not show.
     compared = [f"{base_wall / wall:.2f} times the wall time of {name} ({ratio:.2f} round by round) "
                 f"and {base_cpu / cpu:.2f} times its CPU time, with a peak memory of "

@@ -59,11 +59,23 @@ $("$venv/bin/ast-grep" --version | cut -d' ' -f2)."
 echo "$about"
 echo
 
+# Two more figures of the same corpus: how many files the cross-file pass checked again
+# (retry-audit --stats), and what the pre-filter blanks there while its findings stay identical
+# (the ignored corpus test of tests/prefilter.rs).
+echo "retry-audit --stats, and the pre-filter's corpus test (cargo test --release --test prefilter)" >&2
+stats=$("$retry_audit" --stats --isolated --jobs "$jobs" --format json "$corpus" 2>&1 >/dev/null |
+    grep -E '^ +(files|cross-file) ' | sed -E 's/^ +//; s/ +/ /g' | paste -sd ';' - | sed 's/;/; /g')
+prefilter=$(RETRY_AUDIT_CORPUS=$corpus cargo test --release --quiet --manifest-path "$root/Cargo.toml" \
+    --test prefilter -- --ignored --nocapture 2>/dev/null | grep 'identical findings')
+
 bless=()
 if [[ ${BLESS:-} == 1 ]]; then
     bless=(--bless)
 fi
-python3 "$root/benches/measure.py" "${bless[@]}" --about "$about" "$runs" \
+python3 "$root/benches/measure.py" "${bless[@]}" --about "$about" \
+    --fact "retry-audit --stats (once, $jobs threads): $stats" \
+    --fact "the pre-filter's corpus test (tests/prefilter.rs, ignored; blanked against full parses): $prefilter" \
+    "$runs" \
     "retry-audit=$retry_audit --jobs $jobs --format json --isolated $corpus" \
     "parse-only floor=$parse_floor --jobs $jobs $corpus" \
     "ast-grep (3 rules)=$venv/bin/ast-grep scan --threads $jobs --json=stream -c $root/benches/ast-grep/sgconfig.yml $corpus" \
