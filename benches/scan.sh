@@ -63,8 +63,13 @@ echo
 # (retry-audit --stats), and what the pre-filter blanks there while its findings stay identical
 # (the ignored corpus test of tests/prefilter.rs).
 echo "retry-audit --stats, and the pre-filter's corpus test (cargo test --release --test prefilter)" >&2
-stats=$("$retry_audit" --stats --isolated --jobs "$jobs" --format json "$corpus" 2>&1 >/dev/null |
-    grep -E '^ +(files|cross-file) ' | sed -E 's/^ +//; s/ +/ /g' | paste -sd ';' - | sed 's/;/; /g')
+said=$(mktemp)
+# Exit status 1: findings were reported.
+"$retry_audit" --stats --isolated --jobs "$jobs" --format json "$corpus" >/dev/null 2>"$said" ||
+    [[ $? == 1 ]]
+stats=$(grep -E '^ +(files|cross-file) ' "$said" | sed -E 's/^ +//; s/ +/ /g' | paste -sd ';' - |
+    sed 's/;/; /g')
+rm -f "$said"
 prefilter=$(RETRY_AUDIT_CORPUS=$corpus cargo test --release --quiet --manifest-path "$root/Cargo.toml" \
     --test prefilter -- --ignored --nocapture 2>/dev/null | grep 'identical findings')
 
