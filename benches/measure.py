@@ -11,7 +11,15 @@ per-round ratios of the first row to each other tool (runs of one round ran side
 time, so that figure is the least disturbed by drift). Standard output of the tools is
 discarded; a tool that fails stops the benchmark with its standard error.
 
-usage: measure.py RUNS NAME=COMMAND... (COMMAND is split on spaces; paths must not hold any)
+usage: measure.py [--bless] [--about TEXT]... [--fact TEXT]... RUNS NAME=COMMAND...
+  COMMAND is split on spaces; paths must not hold any.
+  --about TEXT  a sentence on what was run (the corpus, the threads), said in the output after
+                the date, the commit and the machine (benches/scan.sh passes them)
+  --fact TEXT   a line another program printed about the same corpus, listed after the table
+                (benches/scan.sh passes retry-audit --stats and the pre-filter's corpus test)
+  --bless       write the output to benches/results/scan.md, and the documentation's block
+                `bench` (README.md or docs/**/*.md) from that file; tests/generated_docs.rs
+                checks that the block is the file
 """
 
 import os
@@ -19,6 +27,14 @@ import statistics
 import subprocess
 import sys
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "scripts"))
+import docblocks  # noqa: E402
+import provenance  # noqa: E402
+
+RESULT = os.path.join(docblocks.ROOT, "benches", "results", "scan.md")
+BLOCK = "bench"
 
 
 def run_once(argv):
@@ -39,11 +55,24 @@ def run_once(argv):
 
 
 def main():
-    runs = int(sys.argv[1])
+    args = sys.argv[1:]
+    bless, about, facts = False, [], []
+    while args and args[0].startswith("--"):
+        option = args.pop(0)
+        if option == "--bless":
+            bless = True
+        elif option == "--about":
+            about.append(args.pop(0))
+        elif option == "--fact":
+            facts.append(args.pop(0))
+        else:
+            sys.exit(f"unknown option {option}")
+    runs = int(args[0])
     tools = []
-    for spec in sys.argv[2:]:
+    for spec in args[1:]:
         name, _, command = spec.partition("=")
         tools.append((name, command.split()))
+    when = provenance.about()  # before the runs: the load they start under
 
     warm = []
     for _, argv in tools:
@@ -74,21 +103,46 @@ def main():
                         max(peaks[i]), min(walls[i]), max(walls[i]), summary))
         print(f"  {name}: walls {', '.join(f'{w:.2f}' for w in walls[i])} s", file=sys.stderr)
 
-    base_wall, base_cpu = results[0][1], results[0][2]
-    print(f"| tool | wall (median of {runs}) | range | CPU (user+sys) | peak memory "
-          f"| {results[0][0]} ÷ tool (wall) | {results[0][0]} ÷ tool (CPU) |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    base_name, base_wall, base_cpu, base_peak = results[0][0], results[0][1], results[0][2], \
+        results[0][3]
+    text = [f"One run of `benches/scan.sh` {when}. " + " ".join(about), ""]
+    text.append(f"| tool | wall (median of {runs}) | range | CPU (user+sys) | peak memory "
+                f"| {base_name} ÷ tool (wall) | {base_name} ÷ tool (CPU) |")
+    text.append("|---|---:|---:|---:|---:|---:|---:|")
     for name, wall, cpu, peak, lo, hi, _ in results:
-        print(f"| {name} | {wall:.2f} s | {lo:.2f}–{hi:.2f} s | {cpu:.2f} s | {peak:.0f} MiB "
-              f"| {base_wall / wall:.2f} | {base_cpu / cpu:.2f} |")
-    print()
+        text.append(f"| {name} | {wall:.2f} s | {lo:.2f}–{hi:.2f} s | {cpu:.2f} s | {peak:.0f} MiB "
+                    f"| {base_wall / wall:.2f} | {base_cpu / cpu:.2f} |")
+    text.append("")
+    rounds = []
     for i, (name, *_) in enumerate(results[1:], start=1):
         per_round = [a / b for a, b in zip(walls[0], walls[i])]
-        print(f"- {results[0][0]} ÷ {name}, wall, round by round: "
-              f"{', '.join(f'{x:.2f}' for x in per_round)} (median {statistics.median(per_round):.2f})")
-    print()
+        rounds.append(statistics.median(per_round))
+        text.append(f"- {base_name} ÷ {name}, wall, round by round: "
+                    f"{', '.join(f'{x:.2f}' for x in per_round)} (median {rounds[-1]:.2f})")
+    text.append("")
     for name, *_, said in results:
-        print(f"- {name}: {said}")
+        text.append(f"- {name}: {said}")
+    text.append("")
+    if facts:
+        text += [f"- {fact}" for fact in facts] + [""]
+    # The table again in words, and nothing it does not show.
+    compared = [f"{base_wall / wall:.2f} times the wall time of {name} ({ratio:.2f} round by round) "
+                f"and {base_cpu / cpu:.2f} times its CPU time, with a peak memory of "
+                f"{base_peak:.0f} MiB against its {peak:.0f} MiB"
+                for (name, wall, cpu, peak, *_), ratio in zip(results[1:], rounds)]
+    text.append(f"In this run {base_name} took " + "; ".join(compared) + ". Only ratios taken "
+                "in one run compare: a shared machine's speed drifts between runs, and the range "
+                "column shows the spread within this one.")
+    output = provenance.wrap("\n".join(text)) + "\n"
+    print(output, end="")
+    if bless:
+        os.makedirs(os.path.dirname(RESULT), exist_ok=True)
+        with open(RESULT, "w", encoding="utf-8") as f:
+            f.write(output)
+        print(f"{docblocks.shown(RESULT)}: written", file=sys.stderr)
+        written = docblocks.write(BLOCK, output)
+        print(f"{docblocks.shown(written)}: block {BLOCK} written" if written else
+              f"block {BLOCK} unchanged", file=sys.stderr)
 
 
 if __name__ == "__main__":

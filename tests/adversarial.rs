@@ -13,6 +13,8 @@
 //! Each problem file is reported with a clear reason and the scan goes on; the exit status is
 //! that of the findings (0 or 1), or 2 with `--strict` when a file was skipped.
 
+#![cfg(feature = "cli")]
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;

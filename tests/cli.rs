@@ -2,6 +2,8 @@
 //! subcommands and hostile input. Every test writes its own files into a temporary directory and
 //! runs the binary there, so paths in the output are relative and predictable.
 
+#![cfg(feature = "cli")]
+
 use std::fs;
 use std::path::Path;
 use std::process::Command;

@@ -2,6 +2,8 @@
 //! output flags, standard input, colour from the environment, and the `-j` check. Each test runs
 //! the binary in a temporary directory, as `tests/cli.rs` does.
 
+#![cfg(feature = "cli")]
+
 use std::io::Write as _;
 use std::path::Path;
 use std::process::{Command, Stdio};

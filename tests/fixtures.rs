@@ -8,12 +8,17 @@
 //! ```
 //!
 //! `fixtures_match_annotations` runs [`retry_audit::check_source`] on each file and compares the
-//! emitted `(rule id, line of the primary span)` pairs with the annotations, both ways. A folder
+//! emitted `(rule id, line of the primary span)` pairs with the annotations, both ways; the rest
+//! of each finding (columns, message, labels, help, notes, fix, places in other files) is
+//! compared with the snapshot `tests/snapshots/fixtures.txt` by `findings_match_the_snapshot`
+//! (`BLESS=1 cargo test --test fixtures` rewrites it after a change made on purpose). A folder
 //! with a `Cargo.toml` is a *crate fixture*: its files are checked together by a scan of the
 //! folder (definitions of one file in view of the others), and at least one of its annotations
 //! must need that (`crate_fixtures_need_the_crate`). The other tests check the corpus itself:
 //! folder layout, enough positive cases per rule, no annotations in `clean/` and `not-retry/`,
 //! only known rule ids.
+
+#![cfg(feature = "cli")]
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -289,6 +294,60 @@ fn check_fixture(
     report.extend(lines.into_iter().map(|(_, line)| line));
 }
 
+/// Where the snapshot of every finding of the fixtures is kept.
+const SNAPSHOT: &str = "tests/snapshots/fixtures.txt";
+
+/// A span as `line:column-line:column`.
+fn span(span: &retry_audit::Span) -> String {
+    format!(
+        "{}:{}-{}:{}",
+        span.start_pos.line, span.start_pos.column, span.end_pos.line, span.end_pos.column
+    )
+}
+
+/// Every finding of one fixture, one line per finding and one indented line per part of it:
+/// what a user reads, so that a change of a column, a message or a label shows.
+fn render(fixture: &Fixture, emitted: &Result<Vec<Diagnostic>, String>, out: &mut String) {
+    let diagnostics = match emitted {
+        Ok(diagnostics) => diagnostics,
+        Err(error) => {
+            let _ = writeln!(out, "{}: does not parse: {error}", fixture.name);
+            return;
+        }
+    };
+    for d in diagnostics {
+        let _ = writeln!(
+            out,
+            "{}:{} {} {:?}: {}",
+            fixture.name,
+            span(&d.primary.span),
+            d.rule.id(),
+            d.level,
+            d.message
+        );
+        let _ = writeln!(out, "    here: {}", d.primary.message);
+        for label in &d.secondary {
+            let _ = writeln!(out, "    {}: {}", span(&label.span), label.message);
+        }
+        if let Some(help) = &d.help {
+            let _ = writeln!(out, "    help: {help}");
+        }
+        for note in &d.notes {
+            let _ = writeln!(out, "    note: {note}");
+        }
+        if let Some(fix) = &d.fix {
+            let _ = writeln!(out, "    fix: {} ({} edits)", fix.message, fix.edits.len());
+        }
+        for place in &d.elsewhere {
+            let _ = writeln!(
+                out,
+                "    elsewhere: {}:{}:{}: {}",
+                place.path, place.line, place.column, place.message
+            );
+        }
+    }
+}
+
 fn fail_with(title: &str, report: &[String]) {
     if report.is_empty() {
         return;
@@ -314,6 +373,55 @@ fn fixtures_match_annotations() {
             fixtures.len()
         ),
         &report,
+    );
+}
+
+/// The columns, messages, labels, help, notes and fixes of every finding are the snapshot's:
+/// a regression of what a finding says fails here even when its rule and line stay.
+#[test]
+fn findings_match_the_snapshot() {
+    let fixtures = load_fixtures();
+    let emitted = emitted_for(&fixtures);
+    let mut rendered = String::new();
+    for (fixture, found) in fixtures.iter().zip(&emitted) {
+        render(fixture, found, &mut rendered);
+    }
+    // Paths a crate fixture's scan names are absolute: shown from the crate's root.
+    let root = format!("{}/", env!("CARGO_MANIFEST_DIR"));
+    let rendered = rendered.replace(&root, "");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(SNAPSHOT);
+    let kept = fs::read_to_string(&path).unwrap_or_default();
+    if kept == rendered {
+        return;
+    }
+    if std::env::var_os("BLESS").is_some_and(|v| v == "1") {
+        fs::create_dir_all(path.parent().expect("a folder")).expect("the snapshot's folder");
+        fs::write(&path, rendered).unwrap_or_else(|e| panic!("cannot write {SNAPSHOT}: {e}"));
+        return;
+    }
+    let (kept_lines, new_lines): (Vec<&str>, Vec<&str>) =
+        (kept.lines().collect(), rendered.lines().collect());
+    let first = kept_lines
+        .iter()
+        .zip(&new_lines)
+        .position(|(a, b)| a != b)
+        .unwrap_or(kept_lines.len().min(new_lines.len()));
+    let show = |lines: &[&str]| {
+        lines
+            .iter()
+            .skip(first)
+            .take(12)
+            .copied()
+            .collect::<Vec<&str>>()
+            .join("\n")
+    };
+    panic!(
+        "the fixtures' findings differ from {SNAPSHOT} (a column, message, label, help, note or \
+         fix changed); if the change is meant, run `BLESS=1 cargo test --test fixtures`.\n\
+         first difference at line {}:\n--- {SNAPSHOT} ---\n{}\n--- now ---\n{}",
+        first + 1,
+        show(&kept_lines),
+        show(&new_lines),
     );
 }
 

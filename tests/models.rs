@@ -4,6 +4,8 @@
 //!
 //! One test in this binary: the record of used entries is shared by the whole process.
 
+#![cfg(feature = "analysis")]
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

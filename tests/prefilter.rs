@@ -6,6 +6,8 @@
 //! `RETRY_AUDIT_CORPUS=DIR cargo test --release --test prefilter -- --ignored --nocapture`
 //! (`DIR` made by `../shared/corpus/fetch.sh DIR --all`).
 
+#![cfg(feature = "analysis")]
+
 use std::path::{Path, PathBuf};
 
 use retry_audit::analysis::prefilter;

@@ -1,28 +1,17 @@
 //! The README's sample output is real: this test runs the binary on the sample input shown in
 //! the README and compares what it prints with the README's text.
 //!
-//! `BLESS=1 cargo test --test readme` rewrites the sample output instead of failing.
+//! `BLESS=1 cargo test --test readme` rewrites the sample output instead of failing (`BLESS` must
+//! be `1`). The blocks are found by their markers in `README.md` or any `docs/**/*.md`.
 
 #![cfg(feature = "cli")]
 
+mod blocks;
+
 use std::fs;
-use std::path::Path;
 use std::process::Command;
 
-const INPUT: (&str, &str) = ("<!-- sample-input:start -->", "<!-- sample-input:end -->");
-const OUTPUT: (&str, &str) = ("<!-- sample-output:start -->", "<!-- sample-output:end -->");
-
-/// The text between two markers, and its byte range in `text`.
-fn section<'t>(text: &'t str, (start, end): (&str, &str)) -> (&'t str, usize, usize) {
-    let a = text
-        .find(start)
-        .unwrap_or_else(|| panic!("README.md lacks {start}"))
-        + start.len();
-    let b = a + text[a..]
-        .find(end)
-        .unwrap_or_else(|| panic!("README.md lacks {end}"));
-    (&text[a..b], a, b)
-}
+use blocks::Block;
 
 /// The body of the single fenced code block in `section`.
 fn code_block(section: &str) -> &str {
@@ -34,10 +23,8 @@ fn code_block(section: &str) -> &str {
 
 #[test]
 fn readme_sample_output_is_what_the_binary_prints() {
-    let readme_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
-    let readme = fs::read_to_string(&readme_path).expect("README.md is readable");
-    let (input_section, _, _) = section(&readme, INPUT);
-    let input = code_block(input_section);
+    let input_block = Block::find("sample-input");
+    let input = code_block(input_block.body());
 
     let dir = tempfile::tempdir().expect("temp dir");
     fs::create_dir(dir.path().join("src")).expect("src dir");
@@ -50,36 +37,37 @@ fn readme_sample_output_is_what_the_binary_prints() {
     assert_eq!(out.status.code(), Some(1), "the sample has errors");
     let printed = String::from_utf8(out.stdout).expect("UTF-8 output");
 
-    let (output_section, a, b) = section(&readme, OUTPUT);
-    let shown = code_block(output_section);
+    let output_block = Block::find("sample-output");
+    let shown = code_block(output_block.body());
     if shown != printed {
-        if std::env::var_os("BLESS").is_some() {
-            let new = format!("{}\n```text\n{printed}```\n{}", &readme[..a], &readme[b..]);
-            fs::write(&readme_path, new).expect("README.md rewritten");
+        if blocks::blessing() {
+            let new = output_block.with_body(&format!("\n```text\n{printed}```\n"));
+            fs::write(&output_block.path, new).expect("the sample output rewritten");
             return;
         }
         panic!(
-            "README.md's sample output is stale; run `BLESS=1 cargo test --test readme`.\n\
-             --- README ---\n{shown}\n--- binary ---\n{printed}"
+            "{}'s sample output is stale; run `BLESS=1 cargo test --test readme`.\n\
+             --- README ---\n{shown}\n--- binary ---\n{printed}",
+            output_block.path.display()
         );
     }
 }
 
-/// The first fenced `rust` block after `heading` in the README.
-fn rust_block_after<'t>(readme: &'t str, heading: &str) -> &'t str {
-    let at = readme
-        .find(heading)
-        .unwrap_or_else(|| panic!("README.md lacks {heading}"));
-    let rest = &readme[at..];
+/// The first fenced `rust` block after `heading` in the README or a page of `docs/`.
+fn rust_block_after(heading: &str) -> String {
+    let doc = blocks::doc_files()
+        .into_iter()
+        .map(|path| blocks::read(&path))
+        .find(|text| text.contains(heading))
+        .unwrap_or_else(|| panic!("README.md and docs/**/*.md lack {heading}"));
+    let rest = &doc[doc.find(heading).expect("found")..];
     let open = rest.find("```rust\n").expect("a rust block") + "```rust\n".len();
     let close = open + rest[open..].find("```").expect("a closing fence");
-    &rest[open..close]
+    rest[open..close].to_owned()
 }
 
 #[test]
 fn readme_before_is_reported_and_after_is_clean() {
-    let readme = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
-        .expect("README.md is readable");
     let settings = retry_audit::Settings::default();
     let rules = |src: &str| -> Vec<&'static str> {
         let mut ids: Vec<&'static str> = retry_audit::check_source(src, &settings)
@@ -91,12 +79,12 @@ fn readme_before_is_reported_and_after_is_clean() {
         ids
     };
     assert_eq!(
-        rules(rust_block_after(&readme, "### Before")),
+        rules(&rust_block_after("### Before")),
         ["RA001", "RA002", "RA004", "RA005"],
         "the README's `Before` example is said to break these four rules"
     );
     assert_eq!(
-        rules(rust_block_after(&readme, "### After")),
+        rules(&rust_block_after("### After")),
         Vec::<&str>::new(),
         "the README's `After` example is said to be clean"
     );

@@ -1,10 +1,12 @@
 //! The retry-storm simulation (`examples/storm.rs`, included here as a module): its tables in the
 //! README's "Why" section are what it prints, and the behaviour behind them holds.
 //!
-//! `BLESS=1 cargo test --test storm` rewrites the README block instead of failing.
+//! `BLESS=1 cargo test --test storm` rewrites the README block instead of failing (`BLESS` must be
+//! `1`; the block is found by its markers in `README.md` or any `docs/**/*.md`).
 
-use std::fs;
-use std::path::Path;
+mod blocks;
+
+use std::process::Command;
 use std::time::Duration;
 
 use retry_audit::retry::StopReason;
@@ -18,9 +20,6 @@ use storm::{
     RETRY_AFTER, ROUND_TRIP, SCRIPT, STORM_ATTEMPTS,
 };
 
-const START: &str = "<!-- storm:start -->";
-const END: &str = "<!-- storm:end -->";
-
 fn row(rows: &[StormRow], strategy: Strategy) -> &StormRow {
     rows.iter()
         .find(|r| r.strategy == strategy)
@@ -29,36 +28,54 @@ fn row(rows: &[StormRow], strategy: Strategy) -> &StormRow {
 
 #[test]
 fn readme_storm_block_is_generated() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
-    let readme =
-        fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-    let block = storm::report();
-    let start = readme
-        .find(START)
-        .unwrap_or_else(|| panic!("README.md lacks {START}"))
-        + START.len();
-    let end = start
-        + readme[start..]
-            .find(END)
-            .unwrap_or_else(|| panic!("README.md lacks {END} after {START}"));
-    let expected = format!("{}\n{block}{}", &readme[..start], &readme[end..]);
-    if expected == readme {
-        return;
-    }
-    if std::env::var_os("BLESS").is_some_and(|v| v == "1") {
-        fs::write(&path, expected)
-            .unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
-        return;
-    }
-    panic!(
-        "the storm tables in README.md are out of date with examples/storm.rs; run \
-         `BLESS=1 cargo test --test storm` to regenerate them. Expected block:\n{block}"
+    blocks::Block::find("storm").expect(
+        &format!("\n{}", storm::report()),
+        "BLESS=1 cargo test --test storm",
     );
 }
 
+/// Set in the child processes of [`the_simulation_is_deterministic`].
+const PRINT_REPORT: &str = "RETRY_AUDIT_STORM_PRINT_REPORT";
+const REPORT_START: &str = "--- storm report ---\n";
+const REPORT_END: &str = "--- end of storm report ---";
+
+/// Prints the report between markers, in a child process of [`the_simulation_is_deterministic`]
+/// (and does nothing in an ordinary run).
+#[test]
+fn print_the_report_for_the_determinism_test() {
+    if std::env::var_os(PRINT_REPORT).is_some() {
+        println!("{REPORT_START}{}{REPORT_END}", storm::report());
+    }
+}
+
+/// The simulation run twice, each time in a process of its own (this test binary, running only
+/// [`print_the_report_for_the_determinism_test`]), gives the same report both times, and the
+/// same as a run in this process: nothing in it depends on a process's randomness, its
+/// addresses, or the order threads are scheduled in.
 #[test]
 fn the_simulation_is_deterministic() {
-    assert_eq!(storm::report(), storm::report());
+    let run = || {
+        let out = Command::new(std::env::current_exe().expect("the test binary"))
+            .args([
+                "--exact",
+                "print_the_report_for_the_determinism_test",
+                "--nocapture",
+                "--test-threads",
+                "1",
+            ])
+            .env(PRINT_REPORT, "1")
+            .output()
+            .expect("the test binary runs");
+        assert!(out.status.success(), "{out:?}");
+        let stdout = String::from_utf8(out.stdout).expect("UTF-8");
+        let start = stdout.find(REPORT_START).expect("the report is printed") + REPORT_START.len();
+        let end = stdout.find(REPORT_END).expect("the report ends");
+        stdout[start..end].to_owned()
+    };
+    let (first, second) = (run(), run());
+    assert!(first.len() > 1000, "a whole report: {first}");
+    assert_eq!(first, second, "two runs of the simulation differ");
+    assert_eq!(first, storm::report(), "a run in another process differs");
 }
 
 #[test]

@@ -3,5 +3,5 @@
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    retry_audit_fuzz::run_mutated(data);
+    let _parsed = retry_audit_fuzz::run_mutated(data);
 });

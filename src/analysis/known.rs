@@ -454,8 +454,27 @@ mod tests {
     #[test]
     fn the_built_in_models_load() {
         let models = Models::load(MODEL_FILES).unwrap();
-        assert!(!models.entries(List::SleepFns).is_empty());
-        assert!(!models.entries(List::KeyConstructors).is_empty());
+        for (list, text, file) in [
+            (List::SleepFns, "sleep", "timers"),
+            (List::BlockingSleeps, "thread::sleep", "timers"),
+            (List::KeyConstructors, "Uuid::new_v4", "keys"),
+            (
+                List::EveryErrorRunners,
+                "tokio_retry::Retry::spawn",
+                "runners",
+            ),
+            (List::BlockMacros, "stream", "macros"),
+        ] {
+            let file = format!("models/{file}.toml");
+            let entries = models.entries(list);
+            let found = entries.iter().any(|e| e.text == text && e.file == file);
+            assert!(found, "{text} in {list:?} of {file}");
+        }
+        let crates: Vec<_> = models
+            .policies()
+            .map(|(p, _)| &p.advice.crate_name)
+            .collect();
+        assert!(crates.iter().any(|c| *c == "backon"), "{crates:?}");
     }
 
     #[test]
