@@ -5,9 +5,12 @@
 //!   no wait ends at or past the deadline.
 //! - **Full jitter**: the wait before retry `n` is `random(0, min(cap, base * 2^n))`
 //!   ([`Jitter::Full`]; [`Jitter::Decorrelated`] is the alternative; there is no "no jitter").
-//! - **The server's wait wins**: a `Retry-After` (delta-seconds or HTTP-date) or `retry-after-ms`
-//!   carried by [`Decision::Retry`] replaces the backoff delay; when it does not fit in the time
-//!   left, the loop stops at once with [`StopReason::ServerWaitTooLong`] instead of sleeping.
+//! - **The server's wait wins**: a `Retry-After` (delta-seconds or HTTP-date) or `retry-after-ms`,
+//!   else a rate-limit reset header (`x-ratelimit-reset-requests: 6m0s`,
+//!   `anthropic-ratelimit-tokens-reset: <RFC 3339>`, `x-ratelimit-reset: <seconds or epoch>`,
+//!   [`wait_from_headers`]), carried by [`Decision::Retry`], replaces the backoff delay; when it
+//!   does not fit in the time left, the loop stops at once with [`StopReason::ServerWaitTooLong`]
+//!   instead of sleeping.
 //! - **Only transient failures are retried**: the error type says which through [`Transient`]
 //!   (implemented for [`std::io::Error`], and with features for `http::StatusCode`,
 //!   `http::Response` and `reqwest::Error`); every 4xx but 408 and 429 stops.
@@ -44,7 +47,8 @@ pub use error::{AttemptTimedOut, RetryError, StopReason};
 pub use key::IdempotencyKey;
 pub use policy::{Jitter, Policy};
 pub use retry_after::{
-    from_headers as retry_after_from_headers, parse_retry_after, parse_retry_after_ms,
+    from_headers as retry_after_from_headers, parse_go_duration, parse_retry_after,
+    parse_retry_after_ms, parse_rfc3339, reset_from_headers, wait_from_headers,
 };
 pub use run::{AsyncRetry, Attempt, OnRetry, OnStop, Retry};
 #[cfg(feature = "tokio")]
