@@ -170,10 +170,10 @@ pub(crate) fn expand(item: ItemFn, config: &Config, shape: &Shape) -> TokenStrea
 /// notice, the hooks.
 fn builders(config: &Config) -> TokenStream {
     let rt = quote!(::retry_audit::retry);
-    let key = config.budget_key.as_ref().map_or_else(
-        || quote!(::core::module_path!()),
-        |key| quote!(#key),
-    );
+    let key = config
+        .budget_key
+        .as_ref()
+        .map_or_else(|| quote!(::core::module_path!()), |key| quote!(#key));
     let slot = local("__RETRY_SLOT");
     let budget = match &config.budget {
         Budget::Shared => Some(quote! {

@@ -131,7 +131,10 @@ const ARGUMENTS: &[(&str, &str)] = &[
     ("classify", "classify = path::to::classify"),
     ("idempotency_key", "idempotency_key = key"),
     ("idempotent", "idempotent = true"),
-    ("budget", "budget = PATH_TO_STATIC_BUDGET` or `budget = none"),
+    (
+        "budget",
+        "budget = PATH_TO_STATIC_BUDGET` or `budget = none",
+    ),
     ("budget_key", "budget_key = \"payments\""),
     ("breaker", "breaker = PATH_TO_STATIC_BREAKER"),
     ("max_concurrent", "max_concurrent = 20"),
@@ -375,7 +378,10 @@ fn budget_key(value: &Expr, errors: &mut Errors) -> Option<String> {
     {
         let key = lit.value();
         if key.trim().is_empty() {
-            errors.push(value, "`budget_key` is empty: name the upstream, such as \"payments\"");
+            errors.push(
+                value,
+                "`budget_key` is empty: name the upstream, such as \"payments\"",
+            );
             return None;
         }
         return Some(key);
@@ -714,7 +720,11 @@ fn body_type(ty: &Type, result: &Path) -> (Type, bool, bool) {
     if let Some(last) = body.segments.last_mut() {
         last.arguments = PathArguments::AngleBracketed(arguments);
     }
-    (syn::parse_quote!(#body), detailed.is_some(), retried.is_some())
+    (
+        syn::parse_quote!(#body),
+        detailed.is_some(),
+        retried.is_some(),
+    )
 }
 
 fn contains_impl_trait(ty: &Type) -> bool {

@@ -334,16 +334,17 @@ impl CircuitBreaker {
                     return;
                 }
                 let live = |b: &&Bucket| b.epoch + BUCKETS as u64 > epoch && b.epoch <= epoch;
-                let (calls, failures) = inner
-                    .buckets
-                    .iter()
-                    .filter(live)
-                    .fold((0u64, 0u64), |(c, f), b| {
-                        (
-                            c + u64::from(b.successes) + u64::from(b.failures),
-                            f + u64::from(b.failures),
-                        )
-                    });
+                let (calls, failures) =
+                    inner
+                        .buckets
+                        .iter()
+                        .filter(live)
+                        .fold((0u64, 0u64), |(c, f), b| {
+                            (
+                                c + u64::from(b.successes) + u64::from(b.failures),
+                                f + u64::from(b.failures),
+                            )
+                        });
                 if calls >= u64::from(self.min_calls)
                     && failures * 100 > u64::from(self.failure_rate) * calls
                 {
@@ -413,8 +414,7 @@ impl BreakerTicket<'_> {
     /// at the time the attempt was let through.
     pub fn success(mut self) {
         self.settled = true;
-        self.breaker
-            .settle(&self, Some((false, self.admitted_ms)));
+        self.breaker.settle(&self, Some((false, self.admitted_ms)));
     }
 
     /// The attempt failed transiently (or ambiguously) at `now`.
@@ -506,7 +506,9 @@ mod tests {
         breaker.admit(t0).unwrap().failure(t0);
         let t1 = at(t0, 10_000);
         drop(breaker.admit(t1).unwrap());
-        let probe = breaker.admit(t1).expect("the dropped probe freed its place");
+        let probe = breaker
+            .admit(t1)
+            .expect("the dropped probe freed its place");
         probe.failure(t1);
         assert_eq!(breaker.state(t1), BreakerState::Open);
         assert!(breaker.admit(at(t1, 9_999)).is_err());

@@ -231,7 +231,10 @@ mod tests {
         );
         assert_eq!(Decision::for_response(404, headers), Decision::Stop);
         // Header names that are not ASCII do not trip the reader.
-        let odd = [("x-ratelimit-reset-é", "1s"), ("anthropic-ratelimit-reset", "x")];
+        let odd = [
+            ("x-ratelimit-reset-é", "1s"),
+            ("anthropic-ratelimit-reset", "x"),
+        ];
         assert_eq!(
             Decision::for_response(429, odd),
             Decision::Retry {

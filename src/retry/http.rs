@@ -69,7 +69,10 @@ pub fn retry_after(headers: &http::HeaderMap) -> Option<std::time::Duration> {
 /// The server's wait for a response: `Retry-After` and its variants, then, for a `429`, the
 /// rate-limit reset headers ([`wait_from_headers`](super::wait_from_headers)).
 #[must_use]
-pub fn server_wait(status: http::StatusCode, headers: &http::HeaderMap) -> Option<std::time::Duration> {
+pub fn server_wait(
+    status: http::StatusCode,
+    headers: &http::HeaderMap,
+) -> Option<std::time::Duration> {
     retry_after::wait_from_headers(status.as_u16(), pairs(headers), SystemTime::now())
 }
 

@@ -127,7 +127,8 @@ pub fn parse_go_duration(value: &str) -> Option<Duration> {
             _ => return None,
         };
         let number: f64 = number.parse().ok()?;
-        let part = Duration::try_from_secs_f64(number * nanos_per_unit / 1e9).unwrap_or(Duration::MAX);
+        let part =
+            Duration::try_from_secs_f64(number * nanos_per_unit / 1e9).unwrap_or(Duration::MAX);
         total = total.saturating_add(part);
         rest = tail;
     }
@@ -137,7 +138,9 @@ pub fn parse_go_duration(value: &str) -> Option<Duration> {
 /// A non-negative decimal number of seconds (`"30"`, `"1.5"`).
 fn parse_seconds(value: &str) -> Option<Duration> {
     if value.bytes().all(|b| b.is_ascii_digit()) {
-        return Some(Duration::from_secs(value.parse::<u64>().unwrap_or(u64::MAX)));
+        return Some(Duration::from_secs(
+            value.parse::<u64>().unwrap_or(u64::MAX),
+        ));
     }
     let only_decimal = value.bytes().all(|b| b.is_ascii_digit() || b == b'.')
         && value.bytes().filter(|&b| b == b'.').count() == 1
@@ -181,7 +184,12 @@ pub fn parse_rfc3339(value: &str) -> Option<SystemTime> {
     }
     let (year, month, day) = (digits(0..4)?, digits(5..7)?, digits(8..10)?);
     let (hour, minute, second) = (digits(11..13)?, digits(14..16)?, digits(17..19)?);
-    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 || second > 60 {
+    if !(1..=12).contains(&month)
+        || !(1..=31).contains(&day)
+        || hour > 23
+        || minute > 59
+        || second > 60
+    {
         return None;
     }
     let mut i = 19;
@@ -265,8 +273,13 @@ fn limit_header<'h>(name: &'h str, value: &str, now: SystemTime) -> Option<Limit
         (lower_starts(prefix) && name[end..].eq_ignore_ascii_case(suffix)).then_some(inner)
     };
     let exhausted = || value.trim().parse::<u64>().ok().map(|n| n == 0);
-    if name.eq_ignore_ascii_case("x-ratelimit-reset") || name.eq_ignore_ascii_case("ratelimit-reset") {
-        return Some(LimitHeader::Reset("", parse_reset_seconds_or_epoch(value, now)));
+    if name.eq_ignore_ascii_case("x-ratelimit-reset")
+        || name.eq_ignore_ascii_case("ratelimit-reset")
+    {
+        return Some(LimitHeader::Reset(
+            "",
+            parse_reset_seconds_or_epoch(value, now),
+        ));
     }
     if name.eq_ignore_ascii_case("x-ratelimit-remaining")
         || name.eq_ignore_ascii_case("ratelimit-remaining")
@@ -359,7 +372,10 @@ pub fn reset_from_headers<'h>(
             .max()
     };
     latest(&|l| l.remaining == Some(true)).or_else(|| {
-        if limits.iter().any(|l| l.remaining.is_some() && l.reset.is_some()) {
+        if limits
+            .iter()
+            .any(|l| l.remaining.is_some() && l.reset.is_some())
+        {
             latest(&|l| l.remaining.is_none())
         } else {
             latest(&|_| true)

@@ -166,7 +166,11 @@ impl<'a, E> Retry<'a, E> {
     /// [`Retry::breaker`], with the error of a call refused before any attempt made by
     /// `rejected`.
     #[must_use]
-    pub fn breaker_with(mut self, breaker: &'a CircuitBreaker, rejected: fn(Rejected) -> E) -> Self {
+    pub fn breaker_with(
+        mut self,
+        breaker: &'a CircuitBreaker,
+        rejected: fn(Rejected) -> E,
+    ) -> Self {
         self.breaker = Some(breaker);
         self.rejected = Some(rejected);
         self

@@ -25,9 +25,9 @@ static BULKHEADS: Mutex<BTreeMap<String, &'static Bulkhead>> = Mutex::new(BTreeM
 /// let payments = shared_budget("payments");
 /// assert!(std::ptr::eq(payments, shared_budget("payments")));
 /// let no_wait = |_| {};
-/// let charged: std::io::Result<u32> = Retry::new(Policy::new())
+/// let charged = Retry::new(Policy::new())
 ///     .budget(payments)
-///     .run_sync(&no_wait, |_| Ok(42));
+///     .run_sync(&no_wait, |_| Ok::<_, std::io::Error>(42));
 /// assert_eq!(charged.unwrap(), 42);
 /// ```
 pub fn shared_budget(key: &str) -> &'static RetryBudget {
@@ -82,8 +82,7 @@ impl Slot<RetryBudget> {
 impl Slot<Bulkhead> {
     /// The shared bulkhead of `key`, looked up on the first call.
     pub fn bulkhead(&self, key: &str, max_concurrent: u32) -> &'static Bulkhead {
-        self.0
-            .get_or_init(|| shared_bulkhead(key, max_concurrent))
+        self.0.get_or_init(|| shared_bulkhead(key, max_concurrent))
     }
 }
 
@@ -114,7 +113,10 @@ mod tests {
     fn a_slot_looks_up_once() {
         static SLOT: Slot<RetryBudget> = Slot::new();
         let found = SLOT.budget("shared::tests::slot");
-        assert!(std::ptr::eq(found, SLOT.budget("another key is not looked up")));
+        assert!(std::ptr::eq(
+            found,
+            SLOT.budget("another key is not looked up")
+        ));
         assert!(std::ptr::eq(found, shared_budget("shared::tests::slot")));
     }
 }

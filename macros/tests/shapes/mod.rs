@@ -638,7 +638,10 @@ pub fn run() {
     unbudgeted().unwrap();
     assert_eq!(isolated().unwrap(), 1);
     let answer = degraded(1, "a").unwrap();
-    assert_eq!((answer.value().as_str(), answer.is_degraded()), ("stale a 1", true));
+    assert_eq!(
+        (answer.value().as_str(), answer.is_degraded()),
+        ("stale a 1", true)
+    );
     assert_eq!(client.fresh("x").unwrap(), "https://api/x (cached)");
     assert_eq!(one_line::guarded(1, "g").unwrap(), "g1");
     assert_eq!(one_line::reported().unwrap().attempts(), 1);
