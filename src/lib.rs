@@ -36,6 +36,12 @@ pub mod registry;
 #[cfg(feature = "cli")]
 pub mod render;
 pub mod retry;
+// `retry_audit::tower::RetryLayer` and `retry_audit::reqwest_middleware::RetryMiddleware`: the
+// runtime as client middleware (the code lives in `retry`, which stands alone).
+#[cfg(feature = "reqwest-middleware")]
+pub use retry::reqwest_middleware;
+#[cfg(feature = "tower")]
+pub use retry::tower;
 #[cfg(feature = "cli")]
 pub mod scan;
 #[cfg(feature = "analysis")]

@@ -32,15 +32,21 @@
 //! did, a success included ([`Report`], [`Retried`]); hooks and the `tracing` feature (one span per
 //! call, a DEBUG event per retry, a WARN event only when giving up or falling back) make each retry
 //! observable.
-
+//!
+//! The same runtime serves tower stacks (`retry_audit::tower`, feature `tower`),
+//! reqwest-middleware clients (`retry_audit::reqwest_middleware`, feature `reqwest-middleware`)
+//! and tonic clients (`Transient` for `tonic::Status`, feature `tonic`).
 //!
 //! Dependencies: with `default-features = false` the library is only this runtime, and pulls in
 //! `fastrand`, `httpdate` and the `retry-audit-macros` proc-macro (`syn`, `quote`, `proc-macro2`
-//! at build time); `tokio`, `http`, `reqwest` and `tracing` are optional features.
+//! at build time); `tokio`, `http`, `reqwest`, `tracing`, `tower`, `reqwest-middleware` and `tonic`
+//! are optional features.
 
 mod breaker;
 mod budget;
 mod bulkhead;
+#[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+mod client;
 mod decision;
 mod error;
 mod key;
@@ -54,6 +60,12 @@ mod sleep;
 pub mod http;
 #[cfg(feature = "reqwest")]
 pub mod reqwest;
+#[cfg(feature = "reqwest-middleware")]
+pub mod reqwest_middleware;
+#[cfg(feature = "tonic")]
+pub mod tonic;
+#[cfg(feature = "tower")]
+pub mod tower;
 
 pub use breaker::{BreakerState, BreakerTicket, CircuitBreaker};
 pub use budget::RetryBudget;
@@ -63,8 +75,8 @@ pub use error::{AttemptTimedOut, Rejected, Report, Retried, RetryError, StopReas
 pub use key::IdempotencyKey;
 pub use policy::{Jitter, Policy};
 pub use retry_after::{
-    from_headers as retry_after_from_headers, parse_go_duration, parse_rfc3339,
-    reset_from_headers, wait_from_headers,
+    from_headers as retry_after_from_headers, parse_go_duration, parse_rfc3339, reset_from_headers,
+    wait_from_headers,
 };
 pub use retry_after::{parse_retry_after, parse_retry_after_ms};
 pub use run::{AsyncRetry, Attempt, OnRetry, OnStop, Retry};
@@ -133,7 +145,9 @@ pub mod __private {
     }
 
     /// The function returns its own value and `RetryError<E>`.
-    pub fn into_detailed<T, E>(result: Result<Retried<T>, RetryError<E>>) -> Result<T, RetryError<E>> {
+    pub fn into_detailed<T, E>(
+        result: Result<Retried<T>, RetryError<E>>,
+    ) -> Result<T, RetryError<E>> {
         result.map(Retried::into_value)
     }
 

@@ -193,3 +193,49 @@ pub fn http_date_in(secs: u64) -> String {
 pub fn http_date_ago(secs: u64) -> String {
     httpdate::fmt_http_date(SystemTime::now() - Duration::from_secs(secs))
 }
+
+/// A virtual clock to share between tasks and threads: `sleep` records the wait, moves the clock
+/// and returns at once. For middleware that needs a `Clone + Send + Sync` sleeper (tower,
+/// reqwest-middleware).
+#[derive(Clone)]
+pub struct SharedClock(
+    std::sync::Arc<std::sync::Mutex<(Duration, Vec<Duration>)>>,
+    Instant,
+);
+
+impl Default for SharedClock {
+    fn default() -> Self {
+        SharedClock(std::sync::Arc::default(), Instant::now())
+    }
+}
+
+impl SharedClock {
+    /// The waits slept so far.
+    pub fn sleeps(&self) -> Vec<Duration> {
+        self.0.lock().expect("not poisoned").1.clone()
+    }
+
+    /// Moves the clock on (time spent elsewhere).
+    pub fn advance(&self, by: Duration) {
+        self.0.lock().expect("not poisoned").0 += by;
+    }
+
+    pub fn elapsed(&self) -> Duration {
+        self.0.lock().expect("not poisoned").0
+    }
+}
+
+impl AsyncSleeper for SharedClock {
+    type Sleep = std::future::Ready<()>;
+
+    fn now(&self) -> Instant {
+        self.1 + self.elapsed()
+    }
+
+    fn sleep(&self, delay: Duration) -> Self::Sleep {
+        let mut state = self.0.lock().expect("not poisoned");
+        state.0 += delay;
+        state.1.push(delay);
+        std::future::ready(())
+    }
+}
