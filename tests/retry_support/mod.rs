@@ -99,6 +99,11 @@ impl Service {
         service
     }
 
+    /// What the service answers once the script has run out.
+    pub fn then_mut(&self) -> std::cell::RefMut<'_, Option<Result<u32, ApiError>>> {
+        self.then.borrow_mut()
+    }
+
     /// One request (blocking): advances the thread clock by the latency.
     pub fn request(&self, key: Option<&str>) -> Result<u32, ApiError> {
         VirtualClock::advance(self.latency.get());
