@@ -85,6 +85,32 @@ pub use shared::{shared_budget, shared_bulkhead};
 pub use sleep::TokioSleeper;
 pub use sleep::{AsyncSleeper, Sleeper, ThreadSleeper};
 
+/// The pages of `docs/runtime/`: each one's examples run as doctests.
+#[cfg(doctest)]
+mod docs {
+    #[doc = include_str!("../../docs/runtime/reset-headers.md")]
+    pub struct ResetHeaders;
+    #[doc = include_str!("../../docs/runtime/budget.md")]
+    pub struct Budget;
+    #[doc = include_str!("../../docs/runtime/breaker.md")]
+    pub struct Breaker;
+    #[doc = include_str!("../../docs/runtime/bulkhead.md")]
+    pub struct Bulkhead;
+    #[doc = include_str!("../../docs/runtime/fallback.md")]
+    pub struct Fallback;
+    #[doc = include_str!("../../docs/runtime/observability.md")]
+    pub struct Observability;
+    #[cfg(feature = "tower")]
+    #[doc = include_str!("../../docs/runtime/tower.md")]
+    pub struct Tower;
+    #[cfg(feature = "reqwest-middleware")]
+    #[doc = include_str!("../../docs/runtime/reqwest-middleware.md")]
+    pub struct ReqwestMiddleware;
+    #[cfg(all(feature = "tonic", feature = "tokio"))]
+    #[doc = include_str!("../../docs/runtime/tonic.md")]
+    pub struct Tonic;
+}
+
 /// Used by the code `#[retryable]` generates; not a public API.
 #[doc(hidden)]
 pub mod __private {
