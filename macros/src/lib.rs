@@ -363,8 +363,9 @@ use proc_macro::TokenStream;
 /// ## `max_concurrent = N` or `bulkhead = PATH`
 /// Caps the attempts in flight to the upstream: `max_concurrent = 20` shares one
 /// `retry_audit::retry::Bulkhead` per upstream (the key of the budget), `bulkhead = PATH` names a
-/// `static` one. An attempt without a permit is not sent: the function stops with
-/// `StopReason::BulkheadFull` (or the fallback answers). `E: From<Rejected>`, as for `breaker`.
+/// `static` one (which may have a brief queue: `Bulkhead::new(20).queue(Duration::from_millis(50))`).
+/// An attempt without a permit is not sent: the function stops with `StopReason::BulkheadFull`
+/// (or the fallback answers). `E: From<Rejected>`, as for `breaker`.
 ///
 /// ```
 /// # use retry_audit::retryable;

@@ -3,16 +3,19 @@
 
 use std::fmt;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
 
 /// A counting semaphore on the attempts in flight to one upstream. An attempt takes a permit
 /// before it is sent and gives it back when its answer is in (not during the wait before a
-/// retry). When every permit is out, the attempt is not sent: the retry stops with
-/// [`StopReason::BulkheadFull`](super::StopReason::BulkheadFull), and the fallback answers if
-/// there is one.
+/// retry). When every permit is out, the attempt waits in a brief queue if the bulkhead has one
+/// ([`Bulkhead::queue`], at most 1 s, never past the deadline); beyond it, the attempt is not
+/// sent: the retry stops with [`StopReason::BulkheadFull`](super::StopReason::BulkheadFull), and
+/// the fallback answers if there is one.
 ///
-/// There is no queue: waiting for a permit in front of an upstream that is slow adds its latency
-/// to every caller, which is what the bulkhead is there to stop; a full bulkhead is an answer
-/// (use the fallback) rather than a line.
+/// The queue is brief on purpose: waiting long for a permit in front of an upstream that is slow
+/// adds its latency to every caller, which is what the bulkhead is there to stop. The waiting
+/// attempt checks for a free permit every millisecond on the retry's clock (no order between
+/// waiters).
 ///
 /// Lock-free and `const`-constructible, for a `static` shared by every function that calls the
 /// upstream (`#[retryable(bulkhead = NAME)]`), or made per upstream by `max_concurrent = N`
@@ -35,11 +38,16 @@ use std::sync::atomic::{AtomicU32, Ordering};
 pub struct Bulkhead {
     limit: AtomicU32,
     in_flight: AtomicU32,
+    queue: Duration,
 }
 
 impl Bulkhead {
     /// The largest limit.
     pub const MAX_CONCURRENT: u32 = 1_000_000;
+    /// The longest queue.
+    pub const MAX_QUEUE: Duration = Duration::from_secs(1);
+    /// How often a queued attempt looks for a free permit.
+    pub const QUEUE_STEP: Duration = Duration::from_millis(1);
 
     /// A bulkhead of `max_concurrent` permits (1..=1 000 000; 20 is a common choice for one HTTP
     /// upstream).
@@ -55,7 +63,29 @@ impl Bulkhead {
         Bulkhead {
             limit: AtomicU32::new(max_concurrent),
             in_flight: AtomicU32::new(0),
+            queue: Duration::ZERO,
         }
+    }
+
+    /// The longest an attempt waits for a permit when all are out (none by default; at most
+    /// [`Bulkhead::MAX_QUEUE`]).
+    ///
+    /// # Panics
+    /// When `max_wait` is longer than [`Bulkhead::MAX_QUEUE`].
+    #[must_use]
+    pub const fn queue(mut self, max_wait: Duration) -> Self {
+        assert!(
+            max_wait.as_millis() <= Self::MAX_QUEUE.as_millis(),
+            "Bulkhead::queue: a bulkhead's queue is brief: at most 1 s"
+        );
+        self.queue = max_wait;
+        self
+    }
+
+    /// How long an attempt may wait for a permit.
+    #[must_use]
+    pub const fn max_wait(&self) -> Duration {
+        self.queue
     }
 
     /// A permit, if one is free. It is given back when dropped.

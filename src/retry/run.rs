@@ -87,6 +87,8 @@ pub struct Retry<'a, E> {
     /// The breaker's ticket and the bulkhead's permit of the attempt in flight.
     ticket: Option<BreakerTicket<'a>>,
     permit: Option<BulkheadPermit<'a>>,
+    /// How long the next attempt has waited in the bulkhead's queue.
+    queued: Duration,
 }
 
 /// What to do after an attempt.
@@ -140,6 +142,7 @@ impl<'a, E> Retry<'a, E> {
             previous_delay: policy.base(),
             ticket: None,
             permit: None,
+            queued: Duration::ZERO,
         }
     }
 
@@ -262,7 +265,14 @@ impl<'a, E> Retry<'a, E> {
         loop {
             let attempt = match self.begin_attempt(now) {
                 Ok(attempt) => attempt,
-                Err(reason) => return Err(self.refused(reason, last_error.take())),
+                Err(reason) => match self.queue_step(reason, now) {
+                    Some(step) => {
+                        sleeper.sleep(step);
+                        now = sleeper.now();
+                        continue;
+                    }
+                    None => return Err(self.refused(reason, last_error.take())),
+                },
             };
             let outcome = op(attempt);
             match self.after_attempt(outcome, false, || sleeper.now()) {
@@ -322,6 +332,7 @@ impl<'a, E> Retry<'a, E> {
             };
             self.permit = Some(permit);
         }
+        self.queued = Duration::ZERO;
         if self.attempts == 0 {
             if let Some(budget) = self.budget {
                 budget.record_request(now);
@@ -338,6 +349,20 @@ impl<'a, E> Retry<'a, E> {
             number: self.attempts,
             time_left,
         })
+    }
+
+    /// How long to wait before asking the bulkhead again, when it is full and its queue has room
+    /// (in its length and before the deadline); `None` to stop.
+    fn queue_step(&mut self, reason: StopReason, now: Instant) -> Option<Duration> {
+        let bulkhead = self.bulkhead?;
+        let room = bulkhead.max_wait().saturating_sub(self.queued);
+        let step = Bulkhead::QUEUE_STEP.min(room);
+        let left = self.time_left(now).saturating_sub(TIMER_SLACK);
+        if reason != StopReason::BulkheadFull || step.is_zero() || step >= left {
+            return None;
+        }
+        self.queued += step;
+        Some(step)
     }
 
     /// The error of a call stopped because its next attempt was refused: the last error, or the
@@ -600,12 +625,26 @@ impl<E> AsyncRetry<'_, E> {
     where
         F: Future<Output = Result<T, E>>,
     {
-        if let Err(reason) = self.retry.begin_attempt(self.sleeper.now()) {
-            let error = self.retry.refused(reason, self.last_error.take());
+        if let Err(error) = self.admit().await {
             return ControlFlow::Break(Err(error));
         }
         let outcome = attempt.await;
         self.settle(outcome, false).await
+    }
+
+    /// Lets the next attempt out (after a brief wait in the bulkhead's queue, if it has one), or
+    /// stops the call.
+    async fn admit(&mut self) -> Result<Attempt, RetryError<E>> {
+        loop {
+            let now = self.sleeper.now();
+            match self.retry.begin_attempt(now) {
+                Ok(attempt) => return Ok(attempt),
+                Err(reason) => match self.retry.queue_step(reason, now) {
+                    Some(step) => self.sleeper.sleep(step).await,
+                    None => return Err(self.retry.refused(reason, self.last_error.take())),
+                },
+            }
+        }
     }
 
     /// Like [`AsyncRetry::attempt`], and cuts the attempt at the policy's `attempt_timeout` and
@@ -619,13 +658,9 @@ impl<E> AsyncRetry<'_, E> {
     where
         F: Future<Output = Result<T, E>>,
     {
-        let now = self.sleeper.now();
-        let left = match self.retry.begin_attempt(now) {
+        let left = match self.admit().await {
             Ok(attempt) => attempt.time_left(),
-            Err(reason) => {
-                let error = self.retry.refused(reason, self.last_error.take());
-                return ControlFlow::Break(Err(error));
-            }
+            Err(error) => return ControlFlow::Break(Err(error)),
         };
         let limit = self
             .retry

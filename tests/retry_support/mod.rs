@@ -24,6 +24,8 @@ pub enum ApiError {
     Lost,
     /// The attempt was cut by `attempt_timeout`.
     Cut(Duration),
+    /// The breaker or the bulkhead did not let the request out.
+    NotSent,
 }
 
 impl ApiError {
@@ -56,6 +58,7 @@ impl Transient for ApiError {
             }
             ApiError::Refused => Decision::RETRY,
             ApiError::Lost | ApiError::Cut(_) => Decision::Ambiguous,
+            ApiError::NotSent => Decision::Stop,
         }
     }
 
@@ -64,6 +67,12 @@ impl Transient for ApiError {
             ApiError::Status { code, .. } => Some(*code),
             _ => None,
         }
+    }
+}
+
+impl From<retry_audit::retry::Rejected> for ApiError {
+    fn from(_: retry_audit::retry::Rejected) -> Self {
+        ApiError::NotSent
     }
 }
 
