@@ -46,7 +46,7 @@ fn call(
         .run_sync(clock, |_| Ok(7))
 }
 
-fn clock<'b>(bulkhead: &'b Bulkhead, release_after: Duration) -> Releasing<'b> {
+fn clock(bulkhead: &Bulkhead, release_after: Duration) -> Releasing<'_> {
     Releasing {
         elapsed: Cell::new(Duration::ZERO),
         origin: Instant::now(),

@@ -176,7 +176,8 @@ where
 ///   or the request carries an `Idempotency-Key`.
 /// - **Replay**: a request whose body cannot be copied ([`ReplayBody`]) is sent once.
 /// - **Budget**: by default each upstream (the request's host, or [`RetryLayer::budget_key`]) has
-///   a process-wide [`RetryBudget::standard`] ([`shared_budget`]); [`RetryLayer::budget`] names
+///   a process-wide [`RetryBudget::standard`](super::RetryBudget::standard)
+///   ([`shared_budget`](super::shared_budget)); [`RetryLayer::budget`] names
 ///   another, [`RetryLayer::no_budget`] turns it off.
 /// - **Breaker, bulkhead**: [`RetryLayer::breaker`], [`RetryLayer::max_concurrent`],
 ///   [`RetryLayer::bulkhead`]. A request they refuse is not sent; without a fallback the layer
