@@ -36,9 +36,16 @@ fn plain(x: u64) -> std::io::Result<u64> {
     Ok(work(x))
 }
 
+/// The default policy, and the module's shared budget (the default).
 #[inline(never)]
 #[retryable]
 fn retried(x: u64) -> std::io::Result<u64> {
+    Ok(work(x))
+}
+
+#[inline(never)]
+#[retryable(budget = none)]
+fn retried_no_budget(x: u64) -> std::io::Result<u64> {
     Ok(work(x))
 }
 
@@ -72,6 +79,12 @@ async fn retried_async(x: u64) -> std::io::Result<u64> {
 }
 
 #[inline(never)]
+#[retryable(sleep = no_wait, budget = none)]
+async fn retried_async_no_budget(x: u64) -> std::io::Result<u64> {
+    Ok(work(x))
+}
+
+#[inline(never)]
 #[retryable(sleep = no_wait, budget = API)]
 async fn retried_async_budget(x: u64) -> std::io::Result<u64> {
     Ok(work(x))
@@ -95,6 +108,9 @@ fn sync(c: &mut Criterion) {
     let mut group = c.benchmark_group("sync");
     group.bench_function("plain", |b| b.iter(|| plain(black_box(41))));
     group.bench_function("retryable", |b| b.iter(|| retried(black_box(41))));
+    group.bench_function("retryable+no-budget", |b| {
+        b.iter(|| retried_no_budget(black_box(41)));
+    });
     group.bench_function("retryable+budget", |b| {
         b.iter(|| retried_budget(black_box(41)));
     });
@@ -113,6 +129,9 @@ fn r#async(c: &mut Criterion) {
     });
     group.bench_function("retryable", |b| {
         b.iter(|| ready(pin!(retried_async(black_box(41))), &mut cx));
+    });
+    group.bench_function("retryable+no-budget", |b| {
+        b.iter(|| ready(pin!(retried_async_no_budget(black_box(41))), &mut cx));
     });
     group.bench_function("retryable+budget", |b| {
         b.iter(|| ready(pin!(retried_async_budget(black_box(41))), &mut cx));

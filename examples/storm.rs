@@ -13,7 +13,11 @@
 //!    clients are futures on a small discrete-event scheduler ([`run_tasks`]) whose clock jumps
 //!    from one wake-up to the next. The runtime's clients use [`Retry::start_async`] with
 //!    [`Clock`] as their timer and a seeded generator ([`Retry::with_rng`]).
-//! 2. **Replay** ([`replay`]) of `domain.md` §7: a quota of 24 units that never refills, 20
+//!    A variant draws from the default budget of `#[retryable]` ([`RetryBudget::standard`]).
+//! 2. **Long outage** ([`outage`]): clients that call an upstream every second while it is
+//!    down for a minute, with the runtime alone, with the default budget, and with the default
+//!    budget, a [`CircuitBreaker`] and a fallback.
+//! 3. **Replay** ([`replay`]) of `domain.md` §7: a quota of 24 units that never refills, 20
 //!    scripted user actions ([`SCRIPT`]), policy A (retry every error at once, cut at 8 requests
 //!    per action) against policy B (the runtime, [`Retry::run_sync`] on the virtual clock, plus a
 //!    small session layer for what the runtime does not do per call: the caps across actions, the
@@ -32,8 +36,8 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
 use retry_audit::retry::{
-    parse_retry_after, AsyncSleeper, Decision, IdempotencyKey, Policy, Retry, RetryBudget,
-    RetryError, Sleeper, StopReason, Transient,
+    parse_retry_after, AsyncSleeper, CircuitBreaker, Decision, IdempotencyKey, Policy, Retry,
+    RetryBudget, RetryError, Sleeper, StopReason, Transient,
 };
 
 fn main() {
@@ -223,6 +227,9 @@ pub enum Strategy {
     Runtime,
     /// The runtime drawing every retry from one [`RetryBudget`] shared by all clients.
     RuntimeWithBudget,
+    /// The runtime with the budget `#[retryable]` draws from by default (one per upstream):
+    /// [`RetryBudget::standard`], 20 % of the calls plus 10 retries per second.
+    RuntimeWithDefaultBudget,
 }
 
 impl Strategy {
@@ -234,6 +241,7 @@ impl Strategy {
             Strategy::ServerWaitExact => "`Retry-After` exactly, no jitter",
             Strategy::Runtime => "runtime: full jitter",
             Strategy::RuntimeWithBudget => "runtime + shared `RetryBudget`",
+            Strategy::RuntimeWithDefaultBudget => "runtime + the default budget",
         }
     }
 }
@@ -398,7 +406,11 @@ pub fn storm(strategy: Strategy, retry_after: Option<&'static str>) -> StormRow 
         requests: 0,
         refused: 0,
     });
-    let budget = RetryBudget::new(BUDGET_TOKENS);
+    let budget = if strategy == Strategy::RuntimeWithDefaultBudget {
+        RetryBudget::standard()
+    } else {
+        RetryBudget::new(BUDGET_TOKENS)
+    };
     let ends = RefCell::new(Vec::new());
     let tasks: Vec<Task<'_>> = (0..CLIENTS)
         .map(|id| {
@@ -407,7 +419,7 @@ pub fn storm(strategy: Strategy, retry_after: Option<&'static str>) -> StormRow 
             Box::pin(async move {
                 let end = match strategy {
                     Strategy::Runtime => runtime_client(clock, server, None, seed).await,
-                    Strategy::RuntimeWithBudget => {
+                    Strategy::RuntimeWithBudget | Strategy::RuntimeWithDefaultBudget => {
                         runtime_client(clock, server, Some(budget), seed).await
                     }
                     _ => naive_client(clock, server, strategy).await,
@@ -443,7 +455,11 @@ pub fn storm_table(retry_after: Option<&'static str>) -> Vec<StormRow> {
     if retry_after.is_some() {
         strategies.push(Strategy::ServerWaitExact);
     }
-    strategies.extend([Strategy::Runtime, Strategy::RuntimeWithBudget]);
+    strategies.extend([
+        Strategy::Runtime,
+        Strategy::RuntimeWithDefaultBudget,
+        Strategy::RuntimeWithBudget,
+    ]);
     strategies
         .into_iter()
         .map(|strategy| storm(strategy, retry_after))
@@ -490,7 +506,243 @@ fn render_storm(out: &mut String, rows: &[StormRow]) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Part 2: the replay of domain.md §7
+// Part 2: a long outage
+// ------------------------------------------------------------------------------------------------
+
+/// Clients that call the upstream, each once a second.
+pub const OUTAGE_CLIENTS: u32 = 20;
+/// Calls per client (one a second: two minutes).
+pub const OUTAGE_CALLS: u32 = 120;
+/// The upstream answers `503` to everything until then, and `200` after.
+pub const OUTAGE_UNTIL: Duration = Duration::from_secs(60);
+const OUTAGE_SEED: u64 = 0x6f75_7461_6765;
+
+/// How the clients of the long outage call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Guard {
+    /// The runtime alone (`budget = none`).
+    Nothing,
+    /// The runtime with the default budget, shared by the clients.
+    DefaultBudget,
+    /// The default budget, a shared [`CircuitBreaker`] (defaults: more than 50 % of at least 10
+    /// outcomes over 30 s, 10 s cool-down, 3 probes) and a fallback (a cached answer).
+    BreakerAndFallback,
+}
+
+impl Guard {
+    fn label(self) -> &'static str {
+        match self {
+            Guard::Nothing => "runtime alone (`budget = none`)",
+            Guard::DefaultBudget => "runtime + the default budget",
+            Guard::BreakerAndFallback => "runtime + default budget + breaker + fallback",
+        }
+    }
+}
+
+/// One row of the long-outage table.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OutageRow {
+    pub guard: Guard,
+    /// Requests that reached the upstream while it was down.
+    pub requests_in_outage: u32,
+    /// Requests that reached it in all.
+    pub requests: u32,
+    /// Calls answered by the upstream, by the fallback, and not answered at all.
+    pub answered: u32,
+    pub degraded: u32,
+    pub failed: u32,
+    /// When, after the upstream came back, it answered a call for the first time.
+    pub first_answer_after: Option<Duration>,
+    /// Calls the fallback answered after the upstream came back (the breaker still open).
+    pub degraded_after_recovery: u32,
+}
+
+/// A `503` while the upstream is down.
+#[derive(Clone, Copy, Debug)]
+struct Down;
+
+impl Transient for Down {
+    fn decision(&self) -> Decision {
+        Decision::RETRY
+    }
+    fn status(&self) -> Option<u16> {
+        Some(503)
+    }
+}
+
+impl From<retry_audit::retry::Rejected> for Down {
+    fn from(_: retry_audit::retry::Rejected) -> Self {
+        Down
+    }
+}
+
+#[derive(Default)]
+struct OutageServer {
+    requests: u32,
+    requests_in_outage: u32,
+    first_answer: Option<Duration>,
+}
+
+impl OutageServer {
+    fn request(&mut self, at: Duration) -> Result<(), Down> {
+        self.requests += 1;
+        if at < OUTAGE_UNTIL {
+            self.requests_in_outage += 1;
+            return Err(Down);
+        }
+        Ok(())
+    }
+}
+
+/// How a call ended.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Answer {
+    Upstream,
+    Fallback,
+    Failed,
+}
+
+/// One client: a call every second (starting at `offset`), each a `#[retryable]` call as the
+/// attribute expands it, with `guard`.
+async fn outage_client(
+    clock: &Clock,
+    server: &RefCell<OutageServer>,
+    (budget, breaker): (Option<&RetryBudget>, Option<&CircuitBreaker>),
+    offset: Duration,
+    seed: u64,
+    answers: &RefCell<Vec<(Duration, Answer)>>,
+) {
+    for call in 0..OUTAGE_CALLS {
+        let start = offset + Duration::from_secs(u64::from(call));
+        if let Some(wait) = start.checked_sub(clock.elapsed()) {
+            clock.after(wait).await;
+        }
+        let mut retry = Retry::<Down>::new(STORM_POLICY)
+            .with_rng(fastrand::Rng::with_seed(seed ^ u64::from(call)));
+        if let Some(budget) = budget {
+            retry = retry.budget(budget);
+        }
+        if let Some(breaker) = breaker {
+            retry = retry.breaker(breaker).fallback_follows();
+        }
+        let mut retry = retry.start_async(clock);
+        let done = loop {
+            let attempt = async {
+                let answer = server.borrow_mut().request(clock.elapsed());
+                clock.after(ROUND_TRIP).await;
+                answer
+            };
+            if let ControlFlow::Break(done) = retry.attempt(attempt).await {
+                break done;
+            }
+        };
+        let answer = match done {
+            Ok(()) => Answer::Upstream,
+            // The fallback answers from a cache: no request.
+            Err(stopped) if breaker.is_some() && stopped.allows_fallback() => Answer::Fallback,
+            Err(_) => Answer::Failed,
+        };
+        if answer == Answer::Upstream {
+            let mut server = server.borrow_mut();
+            server.first_answer.get_or_insert(clock.elapsed());
+        }
+        answers.borrow_mut().push((clock.elapsed(), answer));
+    }
+}
+
+/// Runs the long outage with `guard`: every client starts at its own offset in the first second.
+#[must_use]
+pub fn outage(guard: Guard) -> OutageRow {
+    let clock = Clock::new();
+    let server = RefCell::new(OutageServer::default());
+    let budget = RetryBudget::standard();
+    let breaker = CircuitBreaker::new();
+    let answers = RefCell::new(Vec::new());
+    let guards = match guard {
+        Guard::Nothing => (None, None),
+        Guard::DefaultBudget => (Some(&budget), None),
+        Guard::BreakerAndFallback => (Some(&budget), Some(&breaker)),
+    };
+    let tasks: Vec<Task<'_>> = (0..OUTAGE_CLIENTS)
+        .map(|id| {
+            let (clock, server, answers) = (&clock, &server, &answers);
+            let offset = Duration::from_millis(u64::from(id) * 1000 / u64::from(OUTAGE_CLIENTS));
+            let seed = OUTAGE_SEED + u64::from(id);
+            Box::pin(async move {
+                outage_client(clock, server, guards, offset, seed, answers).await;
+            }) as Task<'_>
+        })
+        .collect();
+    run_tasks(&clock, tasks);
+    let server = server.into_inner();
+    let answers = answers.into_inner();
+    let count = |kind: Answer| {
+        u32::try_from(answers.iter().filter(|(_, a)| *a == kind).count()).expect("few calls")
+    };
+    OutageRow {
+        guard,
+        requests_in_outage: server.requests_in_outage,
+        requests: server.requests,
+        answered: count(Answer::Upstream),
+        degraded: count(Answer::Fallback),
+        failed: count(Answer::Failed),
+        first_answer_after: server
+            .first_answer
+            .map(|at| at.saturating_sub(OUTAGE_UNTIL)),
+        degraded_after_recovery: u32::try_from(
+            answers
+                .iter()
+                .filter(|(at, a)| *a == Answer::Fallback && *at >= OUTAGE_UNTIL)
+                .count(),
+        )
+        .expect("few calls"),
+    }
+}
+
+/// The rows of the long-outage table.
+#[must_use]
+pub fn outage_table() -> Vec<OutageRow> {
+    [
+        Guard::Nothing,
+        Guard::DefaultBudget,
+        Guard::BreakerAndFallback,
+    ]
+    .into_iter()
+    .map(outage)
+    .collect()
+}
+
+fn render_outage(out: &mut String, rows: &[OutageRow]) {
+    let calls = OUTAGE_CLIENTS * OUTAGE_CALLS;
+    let outage_secs = OUTAGE_UNTIL.as_secs_f64();
+    let _ = writeln!(
+        out,
+        "| policy | requests while down ({}-s outage) | per second (demand: {OUTAGE_CLIENTS}) \
+         | requests in all | calls answered by the upstream | by the fallback (after recovery) \
+         | not answered (of {calls}) | first answer after recovery |",
+        OUTAGE_UNTIL.as_secs()
+    );
+    out.push_str("|---|--:|--:|--:|--:|--:|--:|--:|\n");
+    for row in rows {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {:.1} | {} | {} | {} ({}) | {} | {} |",
+            row.guard.label(),
+            row.requests_in_outage,
+            f64::from(row.requests_in_outage) / outage_secs,
+            row.requests,
+            row.answered,
+            row.degraded,
+            row.degraded_after_recovery,
+            row.failed,
+            row.first_answer_after
+                .map_or_else(|| "never".to_owned(), secs),
+        );
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Part 3: the replay of domain.md §7
 // ------------------------------------------------------------------------------------------------
 
 /// The fake server's quota: it never refills.
@@ -900,6 +1152,8 @@ pub fn policy_b() -> Run {
     let clock = Clock::new();
     let mut server = QuotaServer::new();
     let mut session = Session::default();
+    // The budget `#[retryable]` draws from by default, shared by the session's calls.
+    let budget = RetryBudget::standard();
     let mut cache: BTreeSet<&str> = BTreeSet::new();
     let (mut actions, mut units_after) = (Vec::new(), Vec::new());
     let (mut previous_start, mut latest) = (Duration::ZERO, Duration::ZERO);
@@ -909,7 +1163,7 @@ pub fn policy_b() -> Run {
         let end = if let Some(end) = b_without_request(index, action, &actions, &cache) {
             end
         } else {
-            b_request(index, action, &clock, &mut server, &mut session)
+            b_request(index, action, &clock, &budget, &mut server, &mut session)
         };
         if let (Request::Get(path), true) = (action.request, end.completed) {
             cache.insert(path);
@@ -965,6 +1219,7 @@ fn b_request(
     index: usize,
     action: &Action,
     clock: &Clock,
+    budget: &RetryBudget,
     server: &mut QuotaServer,
     session: &mut Session,
 ) -> ActionEnd {
@@ -993,6 +1248,7 @@ fn b_request(
     let mut answered = 0;
     let seed = REPLAY_SEED + u64::try_from(index).expect("20 actions");
     let result = Retry::<ApiError>::new(policy)
+        .budget(budget)
         .with_rng(fastrand::Rng::with_seed(seed))
         .run_sync(clock, |attempt| {
             if session.requests >= B_SESSION_REQUESTS {
@@ -1283,6 +1539,13 @@ fn paragraph(out: &mut String, text: &str) {
     out.push('\n');
 }
 
+/// The row of `guard` in `rows`.
+fn outage_row(rows: &[OutageRow], guard: Guard) -> &OutageRow {
+    rows.iter()
+        .find(|r| r.guard == guard)
+        .expect("every guard has a row")
+}
+
 /// The row of `strategy` in `rows`.
 fn row(rows: &[StormRow], strategy: Strategy) -> &StormRow {
     rows.iter()
@@ -1301,6 +1564,8 @@ pub fn report() -> String {
     let exponential = row(&plain, Strategy::Exponential);
     let jitter = row(&plain, Strategy::Runtime);
     let budget = row(&plain, Strategy::RuntimeWithBudget);
+    let default_budget = row(&plain, Strategy::RuntimeWithDefaultBudget);
+    let outages = outage_table();
     let through = |r: &StormRow| CLIENTS - r.gave_up;
     let mut intro = format!(
         "The tables below are printed by `cargo run --example storm` \
@@ -1326,15 +1591,25 @@ pub fn report() -> String {
             jitter.peak, exponential.peak, jitter.peak_retries, exponential.peak_retries,
         );
     }
+    let guarded = outage_row(&outages, Guard::BreakerAndFallback);
+    let alone = outage_row(&outages, Guard::Nothing);
     let _ = write!(
         intro,
-        " A shared `RetryBudget` sends the fewest requests ({}), but {} clients give up at once: \
-         it is meant for outages, and a storm of `429`s drains it as fast as one. In the replay \
-         of a published experiment, retrying every error at once spends a {QUOTA}-unit quota on \
-         a permanent error and a rate-limited action, then has {} requests refused; the runtime \
+        " The budget `#[retryable]` draws from by default (20 % of the calls plus 10 retries \
+         per second) sends {} requests and gets {} through; a tighter one (gRPC retry throttling, \
+         100 tokens) sends the fewest ({}), but {} clients give up at once: a storm of `429`s \
+         drains it as fast as an outage. When an upstream stays down for {} s, a breaker with a \
+         fallback sends it {} requests instead of {} and answers every call. In the replay of a \
+         published experiment, retrying every error at once spends a {QUOTA}-unit quota on a \
+         permanent error and a rate-limited action, then has {} requests refused; the runtime \
          completes {} of the {} actions and saves no write twice.",
+        default_budget.requests,
+        through(default_budget),
         budget.requests,
         budget.gave_up,
+        OUTAGE_UNTIL.as_secs(),
+        guarded.requests_in_outage,
+        alone.requests_in_outage,
         a.refused,
         b.completed(),
         SCRIPT.len(),
@@ -1350,8 +1625,10 @@ pub fn report() -> String {
              takes {} ms. Every policy makes at most {STORM_ATTEMPTS} attempts. Exponential: \
              100 ms × 2^n, capped at 5 s. Runtime: \
              `Policy::new().attempts({STORM_ATTEMPTS}).backoff(100ms, 5s).deadline(10s)`, one \
-             seeded generator per client; the shared budget is `RetryBudget::new({BUDGET_TOKENS})` \
-             (gRPC retry throttling). `429` without `Retry-After`:",
+             seeded generator per client; the default budget is `RetryBudget::standard()` (what \
+             `#[retryable]` uses when no `budget` is written: 20 % of the calls plus 10 retries \
+             per second, 100 banked), the tighter one `RetryBudget::new({BUDGET_TOKENS})` (gRPC \
+             retry throttling). `429` without `Retry-After`:",
             ROUND_TRIP.as_millis(),
         ),
     );
@@ -1372,6 +1649,39 @@ pub fn report() -> String {
     paragraph(
         &mut out,
         &format!(
+            "**Long outage.** {OUTAGE_CLIENTS} clients call an upstream once a second each, for \
+             {} s; it answers `503` to everything for the first {} s, then `200`. Each call is \
+             the runtime with the storm's policy ({STORM_ATTEMPTS} attempts, 100 ms to 5 s of \
+             full jitter, 10 s deadline). The breaker is `CircuitBreaker::new()` (opens when more \
+             than 50 % of at least 10 outcomes over 30 s fail, lets 3 probes out after 10 s); \
+             the fallback answers from a cache without a request, once per call:",
+            OUTAGE_CALLS,
+            OUTAGE_UNTIL.as_secs(),
+        ),
+    );
+    out.push('\n');
+    render_outage(&mut out, &outages);
+    out.push('\n');
+    let budgeted = outage_row(&outages, Guard::DefaultBudget);
+    let demand = f64::from(OUTAGE_CLIENTS);
+    paragraph(
+        &mut out,
+        &format!(
+            "While the upstream is down, the runtime alone sends {:.1} times the demand (every \
+             attempt of every call); the default budget {:.1} times (every call, plus 20 % of \
+             them and 10 retries per second), and answers no more calls; the breaker stops \
+             calling after its first failures, sends one probe per cool-down, and the fallback \
+             answers every call, {} of them after the upstream came back, until a probe closed \
+             the breaker.",
+            f64::from(alone.requests_in_outage) / OUTAGE_UNTIL.as_secs_f64() / demand,
+            f64::from(budgeted.requests_in_outage) / OUTAGE_UNTIL.as_secs_f64() / demand,
+            guarded.degraded_after_recovery,
+        ),
+    );
+    out.push('\n');
+    paragraph(
+        &mut out,
+        &format!(
             "**Replay of a published experiment.** An operator write-up replayed two client \
              policies against a fake server with a quota of {QUOTA} units that never refills: \
              every accepted request costs 1 (errors, lost replies and key replays too), requests \
@@ -1380,7 +1690,8 @@ pub fn report() -> String {
              cut at {A_CUT} requests per action. B is the runtime (`Retry::run_sync` on the \
              virtual clock) with `attempts({B_ATTEMPTS})`, `deadline(20s)` and \
              `backoff(500ms, 5s)` per action, `idempotent(true)` for reads and for writes \
-             sent with an `IdempotencyKey`; its caps over the whole session \
+             sent with an `IdempotencyKey`, drawing from the default budget (as `#[retryable]` \
+             does; it never refuses one of B's retries); its caps over the whole session \
              ({B_SESSION_REQUESTS} requests, {B_SESSION_RETRIES} retries, 300 s), its reuse of \
              successful reads and its sharing of an identical read in flight are a small layer \
              in the example around the runtime, which bounds one call at a time (none of the \

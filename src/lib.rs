@@ -28,6 +28,12 @@ pub mod pipeline;
 #[cfg(feature = "analysis")]
 pub mod report;
 pub mod retry;
+// `retry_audit::tower::RetryLayer` and `retry_audit::reqwest_middleware::RetryMiddleware`: the
+// runtime as client middleware (the code lives in `retry`, which stands alone).
+#[cfg(feature = "reqwest-middleware")]
+pub use retry::reqwest_middleware;
+#[cfg(feature = "tower")]
+pub use retry::tower;
 #[cfg(feature = "analysis")]
 pub mod source;
 

@@ -1,6 +1,8 @@
 //! A `#[retryable]` function whose first attempt succeeds allocates nothing on the heap: no box, no
-//! string, no vector, sync or async, with or without a shared budget. With an idempotency key the
-//! key's `String` is the one allocation.
+//! string, no vector, sync or async, with the default budget, a budget of its own or none. With an
+//! idempotency key the key's `String` is the one allocation. The default budget of an upstream is
+//! made on the first call of the first function that uses it (a few allocations, once per key and
+//! process): each test below calls its functions once before measuring.
 //!
 //! Counted by a counting global allocator (`allocation-counter`), which counts the allocations of
 //! the current thread only, so the tests of this file may run in parallel.
@@ -31,6 +33,16 @@ fn every_argument(x: u64) -> Result<u64, retry_audit::retry::RetryError<io::Erro
 
 #[retryable(budget = API)]
 fn with_budget(x: u64) -> io::Result<u64> {
+    Ok(black_box(x) + 1)
+}
+
+#[retryable(budget = none)]
+fn without_budget(x: u64) -> io::Result<u64> {
+    Ok(black_box(x) + 1)
+}
+
+#[retryable(budget_key = "retry_alloc::registered_once")]
+fn keyed(x: u64) -> io::Result<u64> {
     Ok(black_box(x) + 1)
 }
 
@@ -73,6 +85,23 @@ async fn async_default_timer(x: u64) -> io::Result<u64> {
     Ok(black_box(x) + 1)
 }
 
+/// Every function once, so that the shared budgets they use exist before anything is measured.
+fn warm_up() {
+    let waker = Waker::from(Arc::new(NoopWaker));
+    for call in [plain_policy, with_budget, without_budget] {
+        call(1).unwrap();
+    }
+    every_argument(1).unwrap();
+    poll_once(async_plain(1), &waker).unwrap();
+    poll_once(async_budget(1), &waker).unwrap();
+    poll_once(async_timeout(1), &waker).unwrap();
+    poll_once(async_given_key(1), &waker).unwrap();
+    with_given_key(1).unwrap();
+    with_random_key(1).unwrap();
+    #[cfg(feature = "tokio")]
+    poll_once(async_default_timer(1), &waker).unwrap();
+}
+
 /// The allocations made by `call`, on this thread.
 fn allocations(call: impl FnOnce()) -> AllocationInfo {
     measure(call)
@@ -105,7 +134,8 @@ fn the_counter_counts() {
 
 #[test]
 fn sync_success_allocates_nothing() {
-    for call in [plain_policy, with_budget] {
+    warm_up();
+    for call in [plain_policy, with_budget, without_budget] {
         let info = allocations(|| assert_eq!(call(black_box(1)).unwrap(), 2));
         assert_eq!(info.count_total, 0, "{info:?}");
     }
@@ -115,6 +145,7 @@ fn sync_success_allocates_nothing() {
 
 #[test]
 fn async_success_allocates_nothing() {
+    warm_up();
     let waker = Waker::from(Arc::new(NoopWaker));
     let info = allocations(|| assert_eq!(poll_once(async_plain(1), &waker).unwrap(), 2));
     assert_eq!(info.count_total, 0, "{info:?}");
@@ -133,6 +164,7 @@ fn async_success_allocates_nothing() {
 /// holds the sleeper as a trait object), is the one allocation.
 #[test]
 fn an_attempt_timeout_is_the_one_allocation() {
+    warm_up();
     let waker = Waker::from(Arc::new(NoopWaker));
     let info = allocations(|| assert_eq!(poll_once(async_timeout(1), &waker).unwrap(), 2));
     assert_eq!(info.count_total, 1, "{info:?}");
@@ -142,6 +174,7 @@ fn an_attempt_timeout_is_the_one_allocation() {
 /// whether the key is given (`"order:42".into()`) or random (a 36-byte UUID).
 #[test]
 fn a_key_is_the_one_allocation() {
+    warm_up();
     let info = allocations(|| assert_eq!(with_given_key(black_box(1)).unwrap(), 9));
     assert_eq!((info.count_total, info.bytes_total), (1, 8), "{info:?}");
     let info = allocations(|| assert_eq!(with_random_key(black_box(1)).unwrap(), 37));
@@ -152,4 +185,13 @@ fn a_key_is_the_one_allocation() {
     // The same as making the key by hand.
     let info = allocations(|| drop(black_box(IdempotencyKey::random())));
     assert_eq!((info.count_total, info.bytes_total), (1, 36), "{info:?}");
+}
+
+/// The default budget of a key is made once: the first call allocates it, no later call does.
+#[test]
+fn the_shared_budget_is_made_once() {
+    let first = allocations(|| assert_eq!(keyed(black_box(1)).unwrap(), 2));
+    assert!(first.count_total >= 1, "{first:?}");
+    let second = allocations(|| assert_eq!(keyed(black_box(1)).unwrap(), 2));
+    assert_eq!(second.count_total, 0, "{second:?}");
 }

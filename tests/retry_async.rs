@@ -1,5 +1,9 @@
 //! Behaviour of async `#[retryable]` functions on tokio's paused clock (`start_paused`): virtual
 //! time advances only when every task waits, so timings are exact.
+//!
+//! Each function here opts out of the default budget (`budget = none`): these tests run hundreds
+//! of retries through one module, far more than its shared budget would let through; the default
+//! budget has its own tests (`tests/retry_default_budget.rs`).
 
 mod retry_support;
 
@@ -12,7 +16,7 @@ use tokio::time::Instant;
 
 const MS: Duration = Duration::from_millis(1);
 
-#[retryable(attempts = 4, deadline = "10s", base = "100ms", cap = "1s", sleep = PausedTokio)]
+#[retryable(budget = none, attempts = 4, deadline = "10s", base = "100ms", cap = "1s", sleep = PausedTokio)]
 async fn call(service: &Service) -> Result<u32, RetryError<ApiError>> {
     service.request_async(None).await
 }
@@ -48,7 +52,7 @@ async fn permanent_4xx_stops_at_once() {
     assert!(VirtualClock::sleeps().is_empty());
 }
 
-#[retryable(attempts = 10, deadline = "2s", base = "500ms", cap = "2s", sleep = PausedTokio)]
+#[retryable(budget = none, attempts = 10, deadline = "2s", base = "500ms", cap = "2s", sleep = PausedTokio)]
 async fn call_slow(service: &Service) -> Result<u32, RetryError<ApiError>> {
     service.request_async(None).await
 }
@@ -68,7 +72,7 @@ async fn never_sleeps_past_the_deadline() {
     }
 }
 
-#[retryable(attempts = 3, deadline = "10s", attempt_timeout = "1s", idempotent = true, sleep = PausedTokio)]
+#[retryable(budget = none, attempts = 3, deadline = "10s", attempt_timeout = "1s", idempotent = true, sleep = PausedTokio)]
 async fn call_cut(service: &Service) -> Result<u32, RetryError<ApiError>> {
     service.request_async(None).await
 }
@@ -99,7 +103,7 @@ async fn attempt_timeout_cuts_each_attempt() {
     );
 }
 
-#[retryable(attempts = 5, deadline = "2s", base = "100ms", cap = "100ms", attempt_timeout = "1500ms", idempotent = true, sleep = PausedTokio)]
+#[retryable(budget = none, attempts = 5, deadline = "2s", base = "100ms", cap = "100ms", attempt_timeout = "1500ms", idempotent = true, sleep = PausedTokio)]
 async fn call_cut_by_deadline(service: &Service) -> Result<u32, RetryError<ApiError>> {
     service.request_async(None).await
 }
@@ -121,7 +125,7 @@ async fn an_attempt_is_never_cut_later_than_the_time_left() {
     assert!(second < 500 * MS, "{second:?}");
 }
 
-#[retryable(attempts = 3, deadline = "2s", attempt_timeout = "1s", sleep = PausedTokio)]
+#[retryable(budget = none, attempts = 3, deadline = "2s", attempt_timeout = "1s", sleep = PausedTokio)]
 async fn write_cut(service: &Service) -> Result<u32, RetryError<ApiError>> {
     service.request_async(None).await
 }
@@ -161,7 +165,7 @@ async fn too_long_retry_after_stops_without_sleeping() {
     );
 }
 
-#[retryable(attempts = 4, base = "10ms", cap = "10ms", idempotency_key = key, sleep = PausedTokio)]
+#[retryable(budget = none, attempts = 4, base = "10ms", cap = "10ms", idempotency_key = key, sleep = PausedTokio)]
 async fn create(service: &Service) -> Result<u32, RetryError<ApiError>> {
     service.request_async(Some(key.as_ref())).await
 }
@@ -185,7 +189,7 @@ async fn ambiguous_write_without_key_is_not_resent() {
 }
 
 /// A body that only reads shared, thread-safe state: the wrapper's future is `Send`.
-#[retryable(attempts = 3, base = "1ms", cap = "1ms", idempotent = true, sleep = PausedTokio)]
+#[retryable(budget = none, attempts = 3, base = "1ms", cap = "1ms", idempotent = true, sleep = PausedTokio)]
 async fn shared(counter: &std::sync::atomic::AtomicU32) -> std::io::Result<u32> {
     let n = counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     tokio::task::yield_now().await;

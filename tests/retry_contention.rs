@@ -1,5 +1,6 @@
 //! The shared `RetryBudget` under contention: 16 OS threads (`Retry::run_sync`) and 1 000 tokio
-//! tasks on a multi-threaded runtime (`AsyncRetry`) hammer one budget at the same time.
+//! tasks on a multi-threaded runtime (`AsyncRetry`) hammer one budget at the same time. And a
+//! `max_concurrent = 20` bulkhead under 1 000 tasks: never more than 20 attempts in flight.
 //!
 //! - In an outage (every attempt fails), the retries granted never exceed the design's limit:
 //!   a retry is granted only if, after its own failure is charged, more than half of the
@@ -25,7 +26,8 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use retry_audit::retry::{Policy, Retry, RetryBudget, StopReason};
+use retry_audit::retry::{shared_bulkhead, Policy, Retry, RetryBudget, RetryError, StopReason};
+use retry_audit::retryable;
 
 const THREADS: u32 = 16;
 const TASKS: u32 = 1_000;
@@ -255,4 +257,74 @@ fn after_an_outage_successes_refill_the_budget_exactly_and_retries_come_back() {
         call_sync(&REFILL_BUDGET, &full, false).expect("success");
     }
     assert_eq!(REFILL_BUDGET.tokens(), 1_000);
+}
+
+/// Attempts in flight now, and the most seen at once.
+static IN_FLIGHT: AtomicU32 = AtomicU32::new(0);
+static PEAK: AtomicU32 = AtomicU32::new(0);
+static FALLBACKS: AtomicU32 = AtomicU32::new(0);
+
+async fn yield_sleep(_: Duration) {
+    tokio::task::yield_now().await;
+}
+
+async fn degraded(fail_first: bool) -> std::io::Result<u32> {
+    let _ = fail_first;
+    FALLBACKS.fetch_add(1, Ordering::SeqCst);
+    tokio::task::yield_now().await;
+    Ok(0)
+}
+
+/// Holds its permit over a few yields (so that tasks overlap), and fails its first attempt when
+/// asked (so that retries take permits too).
+#[retryable(attempts = 3, max_concurrent = 20, budget = none, budget_key = "contention::bulkhead", fallback = degraded, sleep = yield_sleep)]
+async fn bounded(fail_first: bool) -> Result<u32, RetryError<std::io::Error>> {
+    let n = IN_FLIGHT.fetch_add(1, Ordering::SeqCst) + 1;
+    PEAK.fetch_max(n, Ordering::SeqCst);
+    for _ in 0..3 {
+        tokio::task::yield_now().await;
+    }
+    IN_FLIGHT.fetch_sub(1, Ordering::SeqCst);
+    if fail_first && n % 2 == 0 {
+        return Err(refused());
+    }
+    Ok(1)
+}
+
+#[test]
+fn a_bulkhead_of_20_under_1000_tasks_never_has_more_than_20_attempts_in_flight() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(4)
+        .build()
+        .expect("a tokio runtime");
+    let go = Arc::new(AtomicBool::new(false));
+    let tasks: Vec<_> = (0..TASKS)
+        .map(|i| {
+            let go = Arc::clone(&go);
+            runtime.spawn(async move {
+                while !go.load(Ordering::SeqCst) {
+                    tokio::task::yield_now().await;
+                }
+                bounded(i % 3 == 0).await
+            })
+        })
+        .collect();
+    go.store(true, Ordering::SeqCst);
+    let results: Vec<_> = runtime.block_on(async {
+        let mut results = Vec::new();
+        for task in tasks {
+            results.push(task.await.expect("no task panics"));
+        }
+        results
+    });
+    let peak = PEAK.load(Ordering::SeqCst);
+    assert!(peak <= 20, "{peak} attempts in flight at once");
+    assert!(peak >= 2, "the tasks overlapped ({peak})");
+    let bulkhead = shared_bulkhead("contention::bulkhead", 20);
+    assert_eq!(bulkhead.in_flight(), 0, "every permit given back");
+    // Every call got an answer: its own, or the fallback's when the bulkhead was full (once).
+    assert!(results.iter().all(Result::is_ok), "{results:?}");
+    let degraded = results.iter().filter(|r| matches!(r, Ok(0))).count();
+    assert_eq!(degraded as u32, FALLBACKS.load(Ordering::SeqCst));
+    assert!(degraded > 0, "1 000 tasks overflowed a bulkhead of 20");
 }

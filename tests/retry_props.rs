@@ -11,6 +11,17 @@
 //! - a `Retry-After` longer than the time left stops at once, without sleeping;
 //! - an ambiguous failure of a write that is not idempotent (no key) is never resent;
 //! - a permanent error stops at once, a success is returned at once.
+//!
+//! And for what surrounds the loop:
+//!
+//! - a shared ratio budget (the default design: `percent` % of the calls plus a floor per
+//!   second) never grants more retries than its bank, its deposits and its floor allow, does not
+//!   refuse before its bank is spent, and a retry it refuses is neither sent, nor waited for, nor
+//!   counted as an attempt;
+//! - a circuit breaker, driven by random admissions, outcomes, dropped tickets and time, keeps
+//!   its state machine: closed never refuses, open refuses until its cool-down ends and only a
+//!   failure opens it, half-open lets at most `probes` probes out, closes only after that many
+//!   successes and opens again on a probe's failure.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -19,7 +30,8 @@ use std::time::{Duration, Instant};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use retry_audit::retry::{
-    AsyncSleeper, Decision, Jitter, Policy, Retry, RetryError, Sleeper, StopReason,
+    AsyncSleeper, BreakerState, BreakerTicket, CircuitBreaker, Decision, Jitter, Policy, Retry,
+    RetryBudget, RetryError, Sleeper, StopReason,
 };
 
 /// One failure of the scripted operation.
@@ -422,4 +434,319 @@ fn the_checks_reject_a_broken_trace() {
         )),
     };
     assert!(check(&policy.idempotent(true), &script, &late).is_err());
+}
+
+// ------------------------------------------------------------------------------------------------
+// A shared ratio budget across many calls
+// ------------------------------------------------------------------------------------------------
+
+/// One call of a session: its script, and the time since the previous call.
+#[derive(Clone, Debug)]
+struct Call {
+    gap: Duration,
+    script: Vec<Step>,
+}
+
+/// A session against a struggling upstream: short waits, mostly transient failures, calls close
+/// together, and a small floor, so that the budget runs dry.
+fn session() -> impl Strategy<Value = (Policy, u32, u32, Vec<Call>)> {
+    let policy = (2u32..=Policy::MAX_ATTEMPTS, 1u64..=50, 0u64..=150).prop_map(
+        |(attempts, base_ms, extra_ms)| {
+            Policy::new()
+                .attempts(attempts)
+                .deadline(Duration::from_secs(60))
+                .backoff(
+                    Duration::from_millis(base_ms),
+                    Duration::from_millis(base_ms + extra_ms),
+                )
+        },
+    );
+    let step = (
+        0u64..=20,
+        prop_oneof![
+            8 => Just(Err(Failure::Transient)),
+            1 => (0u64..=500).prop_map(|ms| Err(Failure::ServerWait(Duration::from_millis(ms)))),
+            1 => Just(Err(Failure::Permanent)),
+            2 => any::<u32>().prop_map(Ok),
+        ],
+    )
+        .prop_map(|(latency_ms, outcome)| Step {
+            latency: Duration::from_millis(latency_ms),
+            outcome,
+        });
+    let call =
+        (0u64..=300, proptest::collection::vec(step, 1..=10)).prop_map(|(gap_ms, script)| Call {
+            gap: Duration::from_millis(gap_ms),
+            script,
+        });
+    (
+        policy,
+        1u32..=100,
+        1u32..=5,
+        proptest::collection::vec(call, 1..=80),
+    )
+}
+
+/// The checks, for `calls` run with `budget` (a ratio budget of `percent` and `per_second`; the
+/// meta-test runs them with none, to see them fail).
+fn check_budget(
+    policy: Policy,
+    budget: Option<&RetryBudget>,
+    (percent, per_second): (u32, u32),
+    calls: &[Call],
+    seed: u64,
+) -> Result<(), TestCaseError> {
+    let bank = per_second * 10;
+    let clock = Clock::new();
+    let mut granted = 0u32;
+    for (i, call) in calls.iter().enumerate() {
+        clock.advance(call.gap);
+        let sleeps_before = clock.sleeps().len();
+        let mut sent = 0u32;
+        let mut retry = Retry::with_classifier(policy, classify)
+            .with_rng(fastrand::Rng::with_seed(seed ^ i as u64));
+        if let Some(budget) = budget {
+            retry = retry.budget(budget);
+        }
+        let result = retry.run_sync(&clock, |attempt| {
+            sent += 1;
+            let step = step(&call.script, attempt.number());
+            clock.advance(step.latency);
+            step.outcome
+        });
+        let slept = u32::try_from(clock.sleeps().len() - sleeps_before).expect("few waits");
+        prop_assert!(sent >= 1 && sent <= policy.max_attempts());
+        // One wait per retry sent: a refused retry is not waited for.
+        prop_assert_eq!(slept, sent - 1);
+        if let Err(error) = &result {
+            prop_assert_eq!(error.attempts(), sent, "attempts are the requests sent");
+            if error.reason() == StopReason::BudgetExhausted {
+                // Refused only a retry the policy allowed, and only once the bank is spent.
+                prop_assert!(matches!(
+                    error.error(),
+                    Failure::Transient | Failure::ServerWait(_) | Failure::Ambiguous
+                ));
+                prop_assert!(
+                    granted + sent - 1 + 1 >= bank,
+                    "refused after {} retries with a bank of {bank}",
+                    granted + sent - 1
+                );
+            }
+        }
+        granted += sent - 1;
+    }
+    let elapsed = clock.elapsed().as_secs_f64();
+    let allowed = f64::from(bank)
+        + f64::from(percent) / 100.0 * f64::from(u32::try_from(calls.len()).expect("few calls"))
+        + f64::from(per_second) * elapsed
+        + 1.0;
+    prop_assert!(
+        f64::from(granted) <= allowed,
+        "{granted} retries granted, {allowed} allowed"
+    );
+    Ok(())
+}
+
+#[test]
+fn a_shared_ratio_budget_keeps_its_bound_and_its_accounting() {
+    let mut runner = TestRunner::new(Config {
+        cases: 300,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    runner
+        .run(
+            &(session(), any::<u64>()),
+            |((policy, percent, per_second, calls), seed)| {
+                let budget = RetryBudget::ratio(percent, per_second);
+                prop_assert_eq!(budget.max_tokens(), per_second * 10);
+                check_budget(policy, Some(&budget), (percent, per_second), &calls, seed)
+            },
+        )
+        .unwrap();
+}
+
+/// The budget's checks are not vacuous: run without the budget they claim, the calls exceed its
+/// bound (a bank of 10, 2 calls over no time: at most 10.4 + 1 retries, and 18 are sent).
+#[test]
+fn the_budget_checks_reject_a_budget_that_grants_too_much() {
+    let policy = Policy::new()
+        .attempts(10)
+        .deadline(Duration::from_secs(3600))
+        .backoff(Duration::from_micros(1), Duration::from_micros(1));
+    let outage = vec![
+        Step {
+            latency: Duration::ZERO,
+            outcome: Err(Failure::Transient),
+        };
+        10
+    ];
+    let calls = vec![
+        Call {
+            gap: Duration::ZERO,
+            script: outage,
+        };
+        2
+    ];
+    let budget = RetryBudget::ratio(20, 1);
+    assert!(check_budget(policy, Some(&budget), (20, 1), &calls, 1).is_ok());
+    assert!(check_budget(policy, None, (20, 1), &calls, 1).is_err());
+}
+
+// ------------------------------------------------------------------------------------------------
+// The breaker's state machine
+// ------------------------------------------------------------------------------------------------
+
+/// One event of a breaker's life.
+#[derive(Clone, Copy, Debug)]
+enum Event {
+    /// An attempt asks to go out.
+    Admit,
+    /// The `n`-th ticket out (modulo those out) ends: a success, a failure, or no word.
+    Succeed(usize),
+    Fail(usize),
+    Drop(usize),
+    /// Time passes.
+    Wait(Duration),
+}
+
+fn event() -> impl Strategy<Value = Event> {
+    prop_oneof![
+        4 => Just(Event::Admit),
+        2 => any::<usize>().prop_map(Event::Succeed),
+        3 => any::<usize>().prop_map(Event::Fail),
+        1 => any::<usize>().prop_map(Event::Drop),
+        2 => (0u64..=6_000).prop_map(|ms| Event::Wait(Duration::from_millis(ms))),
+    ]
+}
+
+fn breaker_config() -> impl Strategy<Value = (u32, u64, u64, u32, u32)> {
+    (1u32..=99, 1u64..=60, 1u64..=20, 1u32..=4, 1u32..=12)
+}
+
+fn check_breaker(
+    (rate, window_s, cool_down_s, probes, min_calls): (u32, u64, u64, u32, u32),
+    events: &[Event],
+) -> Result<(), TestCaseError> {
+    let cool_down = Duration::from_secs(cool_down_s);
+    let breaker = CircuitBreaker::new()
+        .failure_rate(rate)
+        .window(Duration::from_secs(window_s))
+        .cool_down(cool_down)
+        .probes(probes)
+        .min_calls(min_calls);
+    let mut now = Instant::now();
+    // The tickets out, with the round they were let out in (a round ends when the breaker
+    // opens or closes: the tickets of an older round no longer count).
+    let mut out: Vec<(BreakerTicket<'_>, u32)> = Vec::new();
+    let mut round = 0;
+    // When the breaker last opened, and the probes that succeeded since it went half-open.
+    let mut opened_at: Option<Instant> = None;
+    let mut probe_successes = 0;
+    for &event in events {
+        let before = breaker.state(now);
+        let probes_out = |out: &[(BreakerTicket<'_>, u32)], round: u32| {
+            out.iter()
+                .filter(|(t, r)| t.is_probe() && *r == round)
+                .count() as u32
+        };
+        let mut failed = false;
+        let mut probe_succeeded = false;
+        let mut probe_failed = false;
+        match event {
+            Event::Admit => {
+                let admitted = breaker.admit(now);
+                match before {
+                    BreakerState::Closed => prop_assert!(admitted.is_ok(), "closed refused"),
+                    BreakerState::Open => prop_assert!(admitted.is_err(), "open let one out"),
+                    BreakerState::HalfOpen => prop_assert_eq!(
+                        admitted.is_ok(),
+                        probes_out(&out, round) + probe_successes < probes,
+                        "half-open lets exactly {} probes out",
+                        probes
+                    ),
+                }
+                if let Ok(ticket) = admitted {
+                    out.push((ticket, round));
+                }
+            }
+            Event::Succeed(n) | Event::Fail(n) | Event::Drop(n) if !out.is_empty() => {
+                let (ticket, of) = out.remove(n % out.len());
+                let probe = ticket.is_probe() && of == round;
+                match event {
+                    Event::Succeed(_) => {
+                        probe_succeeded = probe;
+                        ticket.success();
+                    }
+                    Event::Fail(_) => {
+                        failed = true;
+                        probe_failed = probe;
+                        ticket.failure(now);
+                    }
+                    _ => drop(ticket),
+                }
+            }
+            Event::Wait(d) => now += d,
+            _ => {}
+        }
+        let after = breaker.state(now);
+        // Only a failure opens the breaker.
+        if before != BreakerState::Open && after == BreakerState::Open {
+            prop_assert!(failed, "{:?} -> Open after {:?}", before, event);
+            opened_at = Some(now);
+            probe_successes = 0;
+            round += 1;
+        }
+        // A probe's failure opens it again.
+        if probe_failed && before == BreakerState::HalfOpen {
+            prop_assert_eq!(after, BreakerState::Open);
+        }
+        if probe_succeeded && before == BreakerState::HalfOpen {
+            probe_successes += 1;
+        }
+        // It closes only after `probes` successful probes.
+        if before == BreakerState::HalfOpen && after == BreakerState::Closed {
+            prop_assert_eq!(
+                probe_successes,
+                probes,
+                "closed after {} probes",
+                probe_successes
+            );
+            probe_successes = 0;
+            round += 1;
+        }
+        // Open until the cool-down ends, half-open from then on.
+        if let Some(at) = opened_at {
+            if after == BreakerState::Open {
+                prop_assert!(now < at + cool_down);
+            } else if before == BreakerState::Open {
+                prop_assert!(now >= at + cool_down, "half-open before the cool-down");
+            }
+        }
+        let admits = match after {
+            BreakerState::Closed => true,
+            BreakerState::Open => false,
+            BreakerState::HalfOpen => probes_out(&out, round) + probe_successes < probes,
+        };
+        prop_assert_eq!(breaker.would_admit(now), admits);
+    }
+    Ok(())
+}
+
+#[test]
+fn the_breaker_keeps_its_state_machine() {
+    let mut runner = TestRunner::new(Config {
+        cases: 1_000,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    runner
+        .run(
+            &(
+                breaker_config(),
+                proptest::collection::vec(event(), 1..=120),
+            ),
+            |(config, events)| check_breaker(config, &events),
+        )
+        .unwrap();
 }

@@ -1,5 +1,9 @@
 //! Behaviour of blocking `#[retryable]` functions, on a virtual clock (`sleep = VirtualClock`):
 //! attempt counts, the deadline, jitter bounds and spread, statuses, Retry-After, idempotency.
+//!
+//! Each function here opts out of the default budget (`budget = none`): these tests run hundreds
+//! of retries through one module, far more than its shared budget would let through; the default
+//! budget has its own tests (`tests/retry_default_budget.rs`).
 
 mod retry_support;
 
@@ -13,13 +17,13 @@ use retry_support::{http_date_ago, http_date_in, ApiError, Service, VirtualClock
 
 const MS: Duration = Duration::from_millis(1);
 
-#[retryable(attempts = 4, deadline = "10s", base = "100ms", cap = "1s", sleep = VirtualClock)]
+#[retryable(budget = none, attempts = 4, deadline = "10s", base = "100ms", cap = "1s", sleep = VirtualClock)]
 fn call(service: &Service) -> Result<u32, RetryError<ApiError>> {
     service.request(None)
 }
 
 /// The same, returning the function's own error type (the last error).
-#[retryable(attempts = 3, sleep = VirtualClock)]
+#[retryable(budget = none, attempts = 3, sleep = VirtualClock)]
 fn call_plain(service: &Service) -> Result<u32, ApiError> {
     service.request(None)
 }
@@ -86,7 +90,7 @@ fn transient_statuses_are_retried() {
     }
 }
 
-#[retryable(attempts = 10, deadline = "1m", base = "100ms", cap = "2s", sleep = VirtualClock)]
+#[retryable(budget = none, attempts = 10, deadline = "1m", base = "100ms", cap = "2s", sleep = VirtualClock)]
 fn call_ten_times(service: &Service) -> Result<u32, RetryError<ApiError>> {
     service.request(None)
 }
@@ -123,7 +127,7 @@ fn every_delay_is_within_full_jitter_bounds_and_delays_are_spread() {
     }
 }
 
-#[retryable(attempts = 10, deadline = "2s", base = "500ms", cap = "2s", sleep = VirtualClock)]
+#[retryable(budget = none, attempts = 10, deadline = "2s", base = "500ms", cap = "2s", sleep = VirtualClock)]
 fn call_slow(service: &Service) -> Result<u32, RetryError<ApiError>> {
     service.request(None)
 }
@@ -220,7 +224,7 @@ fn retry_after_that_barely_fits_is_waited_and_ends_before_the_deadline() {
     assert!(delay >= 9000 * MS && delay < 10_000 * MS, "{delay:?}");
 }
 
-#[retryable(attempts = 5, base = "10ms", cap = "10ms", idempotency_key = key, sleep = VirtualClock)]
+#[retryable(budget = none, attempts = 5, base = "10ms", cap = "10ms", idempotency_key = key, sleep = VirtualClock)]
 fn create(service: &Service) -> Result<u32, RetryError<ApiError>> {
     service.request(Some(key.as_str()))
 }
@@ -248,7 +252,7 @@ fn idempotency_key_is_identical_across_attempts() {
     );
 }
 
-#[retryable(attempts = 3, base = "10ms", cap = "10ms", idempotency_key = key = format!("order:{order_id}"), sleep = VirtualClock)]
+#[retryable(budget = none, attempts = 3, base = "10ms", cap = "10ms", idempotency_key = key = format!("order:{order_id}"), sleep = VirtualClock)]
 fn place_order(service: &Service, order_id: u64) -> Result<u32, RetryError<ApiError>> {
     service.request(Some(key.as_ref()))
 }
@@ -271,7 +275,7 @@ fn ambiguous_write_without_key_is_not_resent() {
     assert!(VirtualClock::sleeps().is_empty());
 }
 
-#[retryable(attempts = 3, idempotent = true, sleep = VirtualClock)]
+#[retryable(budget = none, attempts = 3, idempotent = true, sleep = VirtualClock)]
 fn read(service: &Service) -> Result<u32, RetryError<ApiError>> {
     service.request(None)
 }
@@ -284,7 +288,7 @@ fn ambiguous_failure_of_a_declared_idempotent_operation_is_resent() {
     assert_eq!(service.calls.get(), 3);
 }
 
-#[retryable(attempts = 3, retry_on = [503], sleep = VirtualClock)]
+#[retryable(budget = none, attempts = 3, retry_on = [503], sleep = VirtualClock)]
 fn only_503(service: &Service) -> Result<u32, RetryError<ApiError>> {
     service.request(None)
 }
@@ -314,7 +318,7 @@ fn nothing_is_transient(_: &ApiError) -> Decision {
     Decision::Stop
 }
 
-#[retryable(classify = nothing_is_transient, sleep = VirtualClock)]
+#[retryable(budget = none, classify = nothing_is_transient, sleep = VirtualClock)]
 fn classified(service: &Service) -> Result<u32, RetryError<ApiError>> {
     service.request(None)
 }
@@ -348,7 +352,7 @@ fn on_stop(error: &RetryError<ApiError>) {
     });
 }
 
-#[retryable(attempts = 3, base = "100ms", cap = "200ms", on_retry = on_retry, on_stop = on_stop, sleep = VirtualClock)]
+#[retryable(budget = none, attempts = 3, base = "100ms", cap = "200ms", on_retry = on_retry, on_stop = on_stop, sleep = VirtualClock)]
 fn observed(service: &Service) -> Result<u32, ApiError> {
     service.request(None)
 }
@@ -381,7 +385,7 @@ fn seeded_jitter_is_reproducible() {
     assert_ne!(delays(7), delays(8));
 }
 
-#[retryable(attempts = 10, deadline = "1m", base = "100ms", cap = "3s", jitter = "decorrelated", sleep = VirtualClock)]
+#[retryable(budget = none, attempts = 10, deadline = "1m", base = "100ms", cap = "3s", jitter = "decorrelated", sleep = VirtualClock)]
 fn decorrelated(service: &Service) -> Result<u32, RetryError<ApiError>> {
     service.request(None)
 }

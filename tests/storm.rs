@@ -16,8 +16,9 @@ use retry_audit::retry::StopReason;
 mod storm;
 
 use storm::{
-    policy_a, policy_b, storm_table, Fault, Request, StormRow, Strategy, CAPACITY, CLIENTS, QUOTA,
-    RETRY_AFTER, ROUND_TRIP, SCRIPT, STORM_ATTEMPTS,
+    outage_table, policy_a, policy_b, storm_table, Fault, Guard, OutageRow, Request, StormRow,
+    Strategy, CAPACITY, CLIENTS, OUTAGE_CALLS, OUTAGE_CLIENTS, OUTAGE_UNTIL, QUOTA, RETRY_AFTER,
+    ROUND_TRIP, SCRIPT, STORM_ATTEMPTS,
 };
 
 fn row(rows: &[StormRow], strategy: Strategy) -> &StormRow {
@@ -87,6 +88,7 @@ fn storm_policies_behave_as_designed() {
         let fixed = row(&rows, Strategy::Fixed);
         let jitter = row(&rows, Strategy::Runtime);
         let budget = row(&rows, Strategy::RuntimeWithBudget);
+        let default_budget = row(&rows, Strategy::RuntimeWithDefaultBudget);
         let context = format!("Retry-After {retry_after:?}");
         for r in &rows {
             // Every request is either accepted or refused; nobody exceeds the attempt cap; the
@@ -119,6 +121,24 @@ fn storm_policies_behave_as_designed() {
             budget.stops.contains_key("budget refused a retry"),
             "{context}"
         );
+        // The default budget: between no budget and the tight one. Its bound in a storm that
+        // lasts under a second: every first attempt, the 100 banked retries, 20 % of the calls
+        // and the floor's 10 per second.
+        assert!(
+            default_budget.requests < jitter.requests && default_budget.requests > budget.requests,
+            "{context}: {default_budget:?}"
+        );
+        let seconds = default_budget.all_done.as_secs_f64();
+        let bound = f64::from(CLIENTS) * 1.2 + 100.0 + 10.0 * seconds + 1.0;
+        assert!(
+            f64::from(default_budget.requests) <= bound,
+            "{context}: {} requests, {bound} allowed",
+            default_budget.requests
+        );
+        assert!(
+            default_budget.stops.contains_key("budget refused a retry"),
+            "{context}"
+        );
         // Full jitter: lower retry waves than lock-step backoff, and far fewer clients give up.
         assert!(
             jitter.peak_retries < exponential.peak_retries,
@@ -140,7 +160,11 @@ fn storm_policies_behave_as_designed() {
 fn the_runtime_honours_retry_after() {
     let second = Duration::from_secs(1);
     let hinted = storm_table(Some(RETRY_AFTER));
-    for strategy in [Strategy::Runtime, Strategy::RuntimeWithBudget] {
+    for strategy in [
+        Strategy::Runtime,
+        Strategy::RuntimeWithDefaultBudget,
+        Strategy::RuntimeWithBudget,
+    ] {
         // Told to come back in 1 s, no client of the runtime comes back sooner...
         let first = row(&hinted, strategy).first_retry_at.expect("some retries");
         assert!(first >= second, "{strategy:?}: first retry at {first:?}");
@@ -158,6 +182,47 @@ fn the_runtime_honours_retry_after() {
     assert!(first < Duration::from_millis(100) + ROUND_TRIP, "{first:?}");
 }
 
+fn outage_row(rows: &[OutageRow], guard: Guard) -> &OutageRow {
+    rows.iter()
+        .find(|r| r.guard == guard)
+        .unwrap_or_else(|| panic!("no row for {guard:?}"))
+}
+
+#[test]
+fn under_a_long_outage_the_breaker_stops_calling_and_the_fallback_answers_every_call() {
+    let rows = outage_table();
+    let calls = OUTAGE_CLIENTS * OUTAGE_CALLS;
+    // Calls that start while the upstream is down: one per client and second.
+    let calls_down = OUTAGE_CLIENTS * u32::try_from(OUTAGE_UNTIL.as_secs()).unwrap();
+    for r in &rows {
+        assert_eq!(r.answered + r.degraded + r.failed, calls, "{r:?}");
+    }
+    let alone = outage_row(&rows, Guard::Nothing);
+    let budgeted = outage_row(&rows, Guard::DefaultBudget);
+    let guarded = outage_row(&rows, Guard::BreakerAndFallback);
+    // Alone: every attempt of every call while down.
+    assert!(alone.requests_in_outage > 4 * calls_down, "{alone:?}");
+    assert_eq!(alone.degraded, 0);
+    // The default budget: every call, plus the bank, 20 % of the calls and 10 per second.
+    let bound = f64::from(calls_down) * 1.2 + 100.0 + 10.0 * OUTAGE_UNTIL.as_secs_f64() + 1.0;
+    assert!(
+        f64::from(budgeted.requests_in_outage) <= bound,
+        "{budgeted:?}, {bound} allowed"
+    );
+    assert!(budgeted.requests_in_outage < alone.requests_in_outage / 2);
+    // The breaker: a few failures to open, then a probe per cool-down; every call answered,
+    // by the fallback while it is open.
+    assert!(guarded.requests_in_outage <= 30, "{guarded:?}");
+    assert_eq!(guarded.failed, 0);
+    assert!(guarded.degraded >= calls_down - 30, "{guarded:?}");
+    // It closes within a cool-down (10 s) of the upstream's recovery.
+    let recovered = guarded
+        .first_answer_after
+        .expect("the upstream answered again");
+    assert!(recovered <= Duration::from_secs(10), "{recovered:?}");
+    assert!(guarded.degraded_after_recovery <= OUTAGE_CLIENTS * 10);
+}
+
 #[test]
 fn replay_b_keeps_every_promise() {
     let (a, b) = (policy_a(), policy_b());
@@ -168,6 +233,13 @@ fn replay_b_keeps_every_promise() {
     assert!(b.time.as_secs() <= 300);
     for (action, end) in SCRIPT.iter().zip(&b.actions) {
         assert!(end.requests <= 3, "{}: at most 3 attempts", action.what);
+        // B draws from the default budget, which never refuses one of its few retries.
+        assert_ne!(
+            end.stop,
+            Some(StopReason::BudgetExhausted),
+            "{}",
+            action.what
+        );
         match end.stop {
             // A lost reply on a write without a key is never resent.
             Some(StopReason::WriteNotConfirmed) => {

@@ -13,9 +13,10 @@ use proc_macro::TokenStream;
 
 /// Retries the body of a function that returns `Result` when it fails transiently, within bounds
 /// that make the retry compliant by construction: at most `attempts` attempts **and** an overall
-/// `deadline`, full-jitter exponential backoff, the server's `Retry-After` honoured, only transient
-/// errors retried, ambiguous writes resent only with an idempotency key, and an optional shared
-/// retry budget.
+/// `deadline`, full-jitter exponential backoff, the server's `Retry-After` (or rate-limit reset)
+/// honoured, only transient errors retried, ambiguous writes resent only with an idempotency key,
+/// and a retry budget shared by every function of the same upstream, on by default. Optionally a
+/// circuit breaker, a bulkhead and one fallback.
 ///
 /// ```
 /// use retry_audit::retryable;
@@ -72,8 +73,11 @@ use proc_macro::TokenStream;
 /// }
 /// ```
 ///
-/// When the server's wait does not fit in the time left, the function returns at once (it does
-/// not sleep past the deadline, and does not ignore the hint).
+/// The server's wait is `Retry-After` (or `retry-after-ms`), else for a `429` the provider's
+/// rate-limit reset header (`x-ratelimit-reset-requests: 6m0s`, `anthropic-ratelimit-*-reset`,
+/// `x-ratelimit-reset`), read by `Decision::for_response` and the `http`/`reqwest` decisions.
+/// When it does not fit in the time left, the function returns at once (it does not sleep past the
+/// deadline, and does not ignore the hint).
 ///
 /// # What the caller gets
 ///
@@ -81,7 +85,8 @@ use proc_macro::TokenStream;
 /// stopped and after how many attempts, declare the error as `RetryError<E>`: the body still
 /// fails with `E` (its `?` converts into `E`), and the wrapper adds the reason
 /// (`StopReason::{Permanent, AttemptsExhausted, DeadlineExceeded, ServerWaitTooLong,
-/// BudgetExhausted, WriteNotConfirmed}`) and the attempt count:
+/// BudgetExhausted, WriteNotConfirmed, BreakerOpen, BulkheadFull}`), the attempt count and the
+/// report of the call (waits, whether the fallback answered):
 ///
 /// ```
 /// use retry_audit::retry::{RetryError, StopReason};
@@ -96,6 +101,31 @@ use proc_macro::TokenStream;
 /// assert_eq!(err.reason(), StopReason::AttemptsExhausted);
 /// assert_eq!(err.attempts(), 2);
 /// assert_eq!(err.error().kind(), std::io::ErrorKind::ConnectionRefused);
+/// ```
+///
+/// To know the same of a success (a value that took three attempts, or came from the fallback),
+/// declare the value as `Retried<T>`: the body still returns `T`.
+///
+/// ```
+/// use retry_audit::retry::Retried;
+/// use retry_audit::retryable;
+///
+/// fn no_wait(_: std::time::Duration) {}
+///
+/// #[retryable(attempts = 3, sleep = no_wait)]
+/// fn flaky(calls: &mut u32) -> Result<Retried<&'static str>, std::io::Error> {
+///     *calls += 1;
+///     if *calls < 3 {
+///         return Err(std::io::ErrorKind::ConnectionRefused.into());
+///     }
+///     Ok("done")
+/// }
+///
+/// let answer = flaky(&mut 0).unwrap();
+/// assert_eq!(*answer.value(), "done");
+/// assert_eq!(answer.attempts(), 3);
+/// assert_eq!(answer.report().waits(), 2);
+/// assert!(!answer.is_degraded());
 /// ```
 ///
 /// # What the body may do
@@ -273,11 +303,29 @@ use proc_macro::TokenStream;
 /// # get_profile(1).unwrap();
 /// ```
 ///
-/// ## `budget = PATH`
-/// A `static` `retry_audit::retry::RetryBudget` shared by every call (gRPC retry throttling:
-/// failures cost a token, successes refund a fraction, retries are refused while half the tokens
-/// or fewer are left; the first attempt is never refused). An outage then costs about one request
-/// per call instead of `attempts`.
+/// ## A budget by default; `budget = PATH`, `budget_key = "..."`, `budget = none`
+/// Every function draws its retries from a process-wide budget shared by every function of the
+/// same upstream: by default the functions of its module (`module_path!()`), or those that name
+/// the same `budget_key`. It is `retry_audit::retry::RetryBudget::standard()`: retries up to 20 %
+/// of the calls plus 10 per second (at most 100 banked), as reqwest, tower and Finagle do. A retry
+/// it refuses is not sent and not counted as an attempt: the function stops with
+/// `StopReason::BudgetExhausted`. The first attempt is never refused.
+///
+/// ```
+/// # use retry_audit::retryable;
+/// // `charge` and `refund` share one budget, wherever they are.
+/// #[retryable(budget_key = "payments")]
+/// fn charge(cents: u64) -> std::io::Result<u64> { Ok(cents) }
+///
+/// #[retryable(budget_key = "payments")]
+/// fn refund(cents: u64) -> std::io::Result<u64> { Ok(cents) }
+/// # charge(1).unwrap(); refund(1).unwrap();
+/// ```
+///
+/// `budget = PATH` names a `static` `retry_audit::retry::RetryBudget` of your own instead (for
+/// example gRPC retry throttling, `RetryBudget::new(100)`: failures cost a token, successes refund
+/// a fraction, retries are refused while half the tokens or fewer are left). `budget = none` turns
+/// the budget off, and has to be written out.
 ///
 /// ```
 /// # use retry_audit::retryable;
@@ -287,14 +335,83 @@ use proc_macro::TokenStream;
 ///
 /// #[retryable(budget = SEARCH_API)]
 /// fn search(q: &str) -> std::io::Result<Vec<String>> { Ok(vec![q.to_owned()]) }
-/// # search("x").unwrap();
+///
+/// #[retryable(budget = none)]
+/// fn local_file() -> std::io::Result<String> { Ok(String::new()) }
+/// # search("x").unwrap(); local_file().unwrap();
+/// ```
+///
+/// ## `breaker = PATH`
+/// A `static` `retry_audit::retry::CircuitBreaker` shared by every function that calls the
+/// upstream: when more than half of at least 10 outcomes in the last 30 s are transient failures
+/// it opens, and for 10 s attempts are not sent (the function stops with
+/// `StopReason::BreakerOpen`, or the fallback answers at once); then 3 probes go out, and close it
+/// when they succeed. A call refused before any attempt fails with `E::from(Rejected)`, so `E`
+/// implements `From<retry_audit::retry::Rejected>` (as `std::io::Error` does).
+///
+/// ```
+/// # use retry_audit::retryable;
+/// use retry_audit::retry::CircuitBreaker;
+///
+/// static QUOTES: CircuitBreaker = CircuitBreaker::new();
+///
+/// #[retryable(breaker = QUOTES)]
+/// fn quote(symbol: &str) -> std::io::Result<u64> { Ok(symbol.len() as u64) }
+/// # quote("X").unwrap();
+/// ```
+///
+/// ## `max_concurrent = N` or `bulkhead = PATH`
+/// Caps the attempts in flight to the upstream: `max_concurrent = 20` shares one
+/// `retry_audit::retry::Bulkhead` per upstream (the key of the budget), `bulkhead = PATH` names a
+/// `static` one (which may have a brief queue: `Bulkhead::new(20).queue(Duration::from_millis(50))`).
+/// An attempt without a permit is not sent: the function stops with `StopReason::BulkheadFull`
+/// (or the fallback answers). `E: From<Rejected>`, as for `breaker`.
+///
+/// ```
+/// # use retry_audit::retryable;
+/// #[retryable(max_concurrent = 20)]
+/// fn render(page: u32) -> std::io::Result<String> { Ok(page.to_string()) }
+/// # render(1).unwrap();
+/// ```
+///
+/// ## `fallback = path`
+/// A function taking the same arguments and returning the same type (the body's own `Result<T, E>`
+/// when the function declares `Retried<T>` or `RetryError<E>`), called **once** when the
+/// retry gives up on a transient failure (attempts, deadline, server wait, budget), or the breaker
+/// or the bulkhead refuses the call; never after a permanent error (a `404` is an answer, not an
+/// outage) nor after a write that may have been applied. Its answer is returned as degraded: with
+/// `Retried<T>`, `is_degraded()` says so. A fallback with another signature is an error on its
+/// name. The fallback is not retried.
+///
+/// ```
+/// # use retry_audit::retryable;
+/// use retry_audit::retry::Retried;
+///
+/// fn no_wait(_: std::time::Duration) {}
+///
+/// fn cached_price(item: &str) -> Result<u64, std::io::Error> {
+///     # let _ = item;
+///     Ok(100) // a cache, a cheaper model, a rule
+/// }
+///
+/// #[retryable(attempts = 2, fallback = cached_price, sleep = no_wait)]
+/// fn price(item: &str) -> Result<Retried<u64>, std::io::Error> {
+///     # let _ = item;
+///     Err(std::io::ErrorKind::ConnectionRefused.into()) // the pricing service is down
+/// }
+///
+/// let answer = price("book").unwrap();
+/// assert_eq!(*answer.value(), 100);
+/// assert!(answer.is_degraded());
+/// assert_eq!(answer.attempts(), 2);
 /// ```
 ///
 /// ## `on_retry = path`, `on_stop = path`
 /// Hooks: `on_retry` is called before each wait as `fn(attempt: u32, delay: Duration, error: &E)`
 /// (the attempt that failed, 1-based); `on_stop` once when the function gives up, as
-/// `fn(&RetryError<E>)` (reason, attempts, last error). With the `tracing` feature each retry and
-/// each stop is also a `tracing` event.
+/// `fn(&RetryError<E>)` (reason, attempts, last error). With the `tracing` feature each call is a
+/// span (`retryable`, with the function's name), each retry a DEBUG event, and giving up or
+/// falling back a WARN event (a permanent error is an answer: DEBUG).
 ///
 /// ```
 /// # use retry_audit::retryable;
@@ -379,6 +496,9 @@ fn retryable_impl(
     let shape = valid::shape(&function, &mut errors);
     let is_async = function.sig.asyncness.is_some();
     let config = valid::config(args, is_async, &mut errors);
+    if let Some(shape) = &shape {
+        valid::fallback(&config, shape, &mut errors);
+    }
     errors.finish()?;
     let shape = shape.expect("no shape only with an error");
     Ok(expand::expand(function, &config, &shape))

@@ -27,7 +27,12 @@ pub(crate) struct Config {
     pub classify: Option<Path>,
     pub idempotency_key: Option<(Ident, Option<Expr>)>,
     pub idempotent: bool,
-    pub budget: Option<Path>,
+    pub budget: Budget,
+    /// The key of the upstream's shared budget and bulkhead (default: the module path).
+    pub budget_key: Option<String>,
+    pub breaker: Option<(Path, Span)>,
+    pub bulkhead: Option<(Bulkhead, Span)>,
+    pub fallback: Option<Path>,
     pub on_retry: Option<Path>,
     pub on_stop: Option<Path>,
     pub sleep: Option<Path>,
@@ -39,6 +44,31 @@ pub(crate) enum Jitter {
     Decorrelated,
 }
 
+/// Where retries are drawn from.
+pub(crate) enum Budget {
+    /// The upstream's shared budget (by `budget_key`, else by module path).
+    Shared,
+    /// `budget = none`.
+    Off,
+    /// `budget = PATH`: a `static RetryBudget`.
+    Static(Path),
+}
+
+/// How the calls in flight are capped.
+pub(crate) enum Bulkhead {
+    /// `max_concurrent = N`: the upstream's shared bulkhead.
+    Shared(u32),
+    /// `bulkhead = PATH`: a `static Bulkhead`.
+    Static(Path),
+}
+
+/// How the fallback is called: the function's own parameters, in order.
+pub(crate) enum Forward {
+    /// `self`, `&self` or `&mut self`.
+    Receiver(syn::Token![self]),
+    Named(Ident),
+}
+
 /// What the wrapper needs to know about the function.
 pub(crate) struct Shape {
     pub is_async: bool,
@@ -47,6 +77,12 @@ pub(crate) struct Shape {
     pub body_type: Option<Type>,
     /// The function returns `Result<T, RetryError<E>>`: pass the runtime's error through.
     pub detailed: bool,
+    /// The function returns `Result<Retried<T>, _>`: pass the report of a success through.
+    pub retried: bool,
+    /// The function's name, for its `tracing` span.
+    pub name: String,
+    /// The parameters, forwarded to the fallback (`None` for one without a name).
+    pub params: Vec<Result<Forward, Span>>,
 }
 
 /// Collects errors; `finish` combines them into one `syn::Error` (one `compile_error!` each).
@@ -79,6 +115,7 @@ impl Errors {
 }
 
 const MAX_ATTEMPTS: u64 = 10;
+const MAX_CONCURRENT: u64 = 1_000_000;
 const MAX_DEADLINE_MS: u64 = 60 * 60 * 1000;
 const MAX_CAP_MS: u64 = 5 * 60 * 1000;
 
@@ -94,7 +131,15 @@ const ARGUMENTS: &[(&str, &str)] = &[
     ("classify", "classify = path::to::classify"),
     ("idempotency_key", "idempotency_key = key"),
     ("idempotent", "idempotent = true"),
-    ("budget", "budget = PATH_TO_STATIC_BUDGET"),
+    (
+        "budget",
+        "budget = PATH_TO_STATIC_BUDGET` or `budget = none",
+    ),
+    ("budget_key", "budget_key = \"payments\""),
+    ("breaker", "breaker = PATH_TO_STATIC_BREAKER"),
+    ("max_concurrent", "max_concurrent = 20"),
+    ("bulkhead", "bulkhead = PATH_TO_STATIC_BULKHEAD"),
+    ("fallback", "fallback = path::to::fallback"),
     ("on_retry", "on_retry = path::to::hook"),
     ("on_stop", "on_stop = path::to::hook"),
     ("sleep", "sleep = path::to::sleep"),
@@ -115,6 +160,13 @@ const NEAR_MISSES: &[(&str, &str)] = &[
     ("retry_if", "classify"),
     ("when", "classify"),
     ("key", "idempotency_key"),
+    ("circuit_breaker", "breaker"),
+    ("concurrency", "max_concurrent"),
+    ("max_in_flight", "max_concurrent"),
+    ("limit", "max_concurrent"),
+    ("no_budget", "budget = none"),
+    ("on_failure", "fallback"),
+    ("or_else", "fallback"),
 ];
 
 /// Checks the arguments.
@@ -130,7 +182,11 @@ pub(crate) fn config(args: Vec<Arg>, is_async: bool, errors: &mut Errors) -> Con
         classify: None,
         idempotency_key: None,
         idempotent: false,
-        budget: None,
+        budget: Budget::Shared,
+        budget_key: None,
+        breaker: None,
+        bulkhead: None,
+        fallback: None,
         on_retry: None,
         on_stop: None,
         sleep: None,
@@ -141,6 +197,7 @@ pub(crate) fn config(args: Vec<Arg>, is_async: bool, errors: &mut Errors) -> Con
     let mut cap_span = None;
     let mut retry_on_span = None;
     let mut classify_span = None;
+    let mut budget_key_span = None;
 
     for arg in args {
         let Some(name) = arg.path.get_ident().map(ToString::to_string) else {
@@ -246,7 +303,40 @@ pub(crate) fn config(args: Vec<Arg>, is_async: bool, errors: &mut Errors) -> Con
                 }) => config.idempotent = b.value,
                 _ => errors.push(&value, "`idempotent` must be `true` or `false`"),
             },
-            "budget" => config.budget = path(&name, &value, example, errors),
+            "budget" => {
+                if is_none(&value) {
+                    config.budget = Budget::Off;
+                } else if let Some(path) = path(&name, &value, example, errors) {
+                    config.budget = Budget::Static(path);
+                }
+            }
+            "budget_key" => {
+                budget_key_span = Some(arg.path.span());
+                config.budget_key = budget_key(&value, errors);
+            }
+            "breaker" => {
+                config.breaker =
+                    path(&name, &value, example, errors).map(|path| (path, arg.path.span()));
+            }
+            "max_concurrent" => {
+                if let Some(n) = max_concurrent(&value, errors) {
+                    config.bulkhead = bulkhead_once(
+                        config.bulkhead.take(),
+                        (Bulkhead::Shared(n), arg.path.span()),
+                        errors,
+                    );
+                }
+            }
+            "bulkhead" => {
+                if let Some(path) = path(&name, &value, example, errors) {
+                    config.bulkhead = bulkhead_once(
+                        config.bulkhead.take(),
+                        (Bulkhead::Static(path), arg.path.span()),
+                        errors,
+                    );
+                }
+            }
+            "fallback" => config.fallback = path(&name, &value, example, errors),
             "on_retry" => config.on_retry = path(&name, &value, example, errors),
             "on_stop" => config.on_stop = path(&name, &value, example, errors),
             "sleep" => config.sleep = path(&name, &value, example, errors),
@@ -265,7 +355,80 @@ pub(crate) fn config(args: Vec<Arg>, is_async: bool, errors: &mut Errors) -> Con
     if let (Some(_), Some(span)) = (retry_on_span, classify_span) {
         errors.push_at(span, "`classify` and `retry_on` cannot be combined: with `classify` your function decides which errors are retried, so check the status there");
     }
+    if let Some(span) = budget_key_span {
+        let shared_bulkhead = matches!(config.bulkhead, Some((Bulkhead::Shared(_), _)));
+        match &config.budget {
+            Budget::Static(_) if !shared_bulkhead => errors.push_at(span, "`budget_key` names the shared budget of an upstream, and `budget = PATH` names another budget: remove one of them"),
+            Budget::Off if !shared_bulkhead => errors.push_at(span, "`budget_key` is unused: with `budget = none` there is no shared budget to key (it also keys `max_concurrent`)"),
+            _ => {}
+        }
+    }
     config
+}
+
+/// `none`, as in `budget = none`.
+fn is_none(value: &Expr) -> bool {
+    matches!(value, Expr::Path(p) if p.qself.is_none() && p.path.is_ident("none"))
+}
+
+fn budget_key(value: &Expr, errors: &mut Errors) -> Option<String> {
+    if let Expr::Lit(ExprLit {
+        lit: Lit::Str(lit), ..
+    }) = value
+    {
+        let key = lit.value();
+        if key.trim().is_empty() {
+            errors.push(
+                value,
+                "`budget_key` is empty: name the upstream, such as \"payments\"",
+            );
+            return None;
+        }
+        return Some(key);
+    }
+    errors.push(value, "`budget_key` must be a string naming the upstream, such as `budget_key = \"payments\"`: the functions that share it share one budget");
+    None
+}
+
+fn max_concurrent(value: &Expr, errors: &mut Errors) -> Option<u32> {
+    let Expr::Lit(ExprLit {
+        lit: Lit::Int(int), ..
+    }) = value
+    else {
+        errors.push(value, "`max_concurrent` must be an integer literal such as 20: the calls in flight to the upstream at once");
+        return None;
+    };
+    match int.base10_parse::<u64>() {
+        Ok(0) => errors.push(value, "`max_concurrent = 0` would never let a call out: write at least 1 (20 is a common limit for one HTTP upstream)"),
+        Ok(n @ 1..=MAX_CONCURRENT) => return u32::try_from(n).ok(),
+        _ => errors.push(value, "`max_concurrent` is at most 1000000"),
+    }
+    None
+}
+
+/// One bulkhead: `max_concurrent` and `bulkhead` name the same thing.
+fn bulkhead_once(
+    before: Option<(Bulkhead, Span)>,
+    new: (Bulkhead, Span),
+    errors: &mut Errors,
+) -> Option<(Bulkhead, Span)> {
+    if before.is_some() {
+        errors.push_at(new.1, "`max_concurrent` and `bulkhead` cannot be combined: `max_concurrent = N` makes the upstream's bulkhead, `bulkhead = PATH` names one; keep one");
+        return before;
+    }
+    Some(new)
+}
+
+/// Checks that the fallback can be called with the function's parameters.
+pub(crate) fn fallback(config: &Config, shape: &Shape, errors: &mut Errors) {
+    if config.fallback.is_none() {
+        return;
+    }
+    for param in &shape.params {
+        if let Err(span) = param {
+            errors.push_at(*span, "`fallback` is called with this function's arguments, by name: give this argument a name (a pattern cannot be passed on)");
+        }
+    }
 }
 
 fn unknown_message(name: &str) -> String {
@@ -471,11 +634,27 @@ pub(crate) fn shape(item: &ItemFn, errors: &mut Errors) -> Option<Shape> {
         );
         return None;
     }
-    let (body_type, detailed) = body_type(ty, result);
+    let (body_type, detailed, retried) = body_type(ty, result);
+    let params = sig
+        .inputs
+        .iter()
+        .map(|input| match input {
+            FnArg::Receiver(receiver) => Ok(Forward::Receiver(receiver.self_token)),
+            FnArg::Typed(typed) => match &*typed.pat {
+                syn::Pat::Ident(ident) if ident.subpat.is_none() && ident.by_ref.is_none() => {
+                    Ok(Forward::Named(ident.ident.clone()))
+                }
+                other => Err(other.span()),
+            },
+        })
+        .collect();
     Some(Shape {
         is_async: sig.asyncness.is_some(),
         body_type: (!contains_impl_trait(&body_type)).then_some(body_type),
         detailed,
+        retried,
+        name: sig.ident.to_string(),
+        params,
     })
 }
 
@@ -492,39 +671,60 @@ fn result_path(ty: &Type) -> Option<&Path> {
     }
 }
 
-/// The body's own type: `Result<T, E>` for a declared `Result<T, RetryError<E>>` (and `true`),
-/// otherwise the declared type.
-fn body_type(ty: &Type, result: &Path) -> (Type, bool) {
+/// The type argument of `Wrapper<T>` when `ty`'s last segment is named `wrapper`.
+fn unwrap_type<'t>(ty: &'t Type, wrapper: &str) -> Option<&'t Type> {
+    let Type::Path(path) = ty else {
+        return None;
+    };
+    let last = path.path.segments.last()?;
+    if last.ident != wrapper {
+        return None;
+    }
+    let PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    match args.args.first() {
+        Some(GenericArgument::Type(inner)) if args.args.len() == 1 => Some(inner),
+        _ => None,
+    }
+}
+
+/// The body's own type, `Result<T, E>`, for a declared `Result<T | Retried<T>, E |
+/// RetryError<E>>`, and which of the two wrappers were declared (`RetryError`, `Retried`).
+fn body_type(ty: &Type, result: &Path) -> (Type, bool, bool) {
     let Some(last) = result.segments.last() else {
-        return (ty.clone(), false);
+        return (ty.clone(), false, false);
     };
     let PathArguments::AngleBracketed(args) = &last.arguments else {
-        return (ty.clone(), false);
+        return (ty.clone(), false, false);
     };
     let mut types = args.args.iter().filter_map(|arg| match arg {
         GenericArgument::Type(t) => Some(t),
         _ => None,
     });
-    let (Some(ok), Some(Type::Path(err)), None) = (types.next(), types.next(), types.next()) else {
-        return (ty.clone(), false);
+    // `Result<T, E>`, or an alias with the error fixed (`io::Result<T>`).
+    let (Some(ok), err, None) = (types.next(), types.next(), types.next()) else {
+        return (ty.clone(), false, false);
     };
-    let Some(err_last) = err.path.segments.last() else {
-        return (ty.clone(), false);
-    };
-    if err_last.ident != "RetryError" {
-        return (ty.clone(), false);
+    let retried = unwrap_type(ok, "Retried");
+    let detailed = err.and_then(|err| unwrap_type(err, "RetryError"));
+    if retried.is_none() && detailed.is_none() {
+        return (ty.clone(), false, false);
     }
-    let PathArguments::AngleBracketed(inner) = &err_last.arguments else {
-        return (ty.clone(), false);
-    };
-    let Some(GenericArgument::Type(inner)) = inner.args.first() else {
-        return (ty.clone(), false);
+    let ok = retried.unwrap_or(ok);
+    let arguments = match detailed.or(err) {
+        Some(err) => syn::parse_quote!(<#ok, #err>),
+        None => syn::parse_quote!(<#ok>),
     };
     let mut body = result.clone();
     if let Some(last) = body.segments.last_mut() {
-        last.arguments = PathArguments::AngleBracketed(syn::parse_quote!(<#ok, #inner>));
+        last.arguments = PathArguments::AngleBracketed(arguments);
     }
-    (syn::parse_quote!(#body), true)
+    (
+        syn::parse_quote!(#body),
+        detailed.is_some(),
+        retried.is_some(),
+    )
 }
 
 fn contains_impl_trait(ty: &Type) -> bool {

@@ -50,9 +50,10 @@ impl Decision {
     }
 
     /// The decision for an HTTP status and its response headers: like [`Decision::for_status`],
-    /// with the server's wait read from `retry-after-ms`, `x-amz-retry-after` or `Retry-After`
-    /// (delta-seconds or an HTTP-date, RFC 9110 §10.2.3) when the status is transient. Header names
-    /// are matched case-insensitively.
+    /// with the server's wait when the status is transient: `retry-after-ms`, `x-amz-retry-after`
+    /// or `Retry-After` (delta-seconds or an HTTP-date, RFC 9110 §10.2.3), else, for a `429`, the
+    /// provider's rate-limit reset header ([`wait_from_headers`](super::wait_from_headers)).
+    /// Header names are matched case-insensitively.
     ///
     /// ```
     /// use std::time::Duration;
@@ -70,7 +71,7 @@ impl Decision {
     ) -> Decision {
         match Decision::for_status(status) {
             Decision::Retry { .. } => Decision::Retry {
-                after: retry_after::from_headers(headers, SystemTime::now()),
+                after: retry_after::wait_from_headers(status, headers, SystemTime::now()),
             },
             other => other,
         }
@@ -214,5 +215,31 @@ mod tests {
         );
         assert_eq!(Decision::for_response(400, headers), Decision::Stop);
         assert_eq!(Decision::for_response(503, []), Decision::RETRY);
+    }
+
+    #[test]
+    fn a_429_without_retry_after_waits_for_the_reset() {
+        let headers = [
+            ("x-ratelimit-remaining-requests", "0"),
+            ("x-ratelimit-reset-requests", "6m0s"),
+        ];
+        assert_eq!(
+            Decision::for_response(429, headers),
+            Decision::Retry {
+                after: Some(Duration::from_secs(360))
+            }
+        );
+        assert_eq!(Decision::for_response(404, headers), Decision::Stop);
+        // Header names that are not ASCII do not trip the reader.
+        let odd = [
+            ("x-ratelimit-reset-é", "1s"),
+            ("anthropic-ratelimit-reset", "x"),
+        ];
+        assert_eq!(
+            Decision::for_response(429, odd),
+            Decision::Retry {
+                after: Some(Duration::from_secs(1))
+            }
+        );
     }
 }

@@ -25,8 +25,9 @@ impl<B> Transient for http::Response<B> {
     }
 }
 
-/// The decision for a status and its headers (`Retry-After`, `retry-after-ms`,
-/// `x-amz-retry-after`).
+/// The decision for a status and its headers: a transient status carries the server's wait,
+/// `Retry-After` (`retry-after-ms`, `x-amz-retry-after`) first, then for a `429` the rate-limit
+/// reset headers ([`server_wait`]).
 ///
 /// ```
 /// use std::time::Duration;
@@ -40,24 +41,45 @@ impl<B> Transient for http::Response<B> {
 ///     Decision::Retry { after: Some(Duration::from_secs(2)) },
 /// );
 /// assert_eq!(decision(StatusCode::NOT_FOUND, &headers), Decision::Stop);
+///
+/// let mut openai = HeaderMap::new();
+/// openai.insert("x-ratelimit-reset-requests", "6m0s".parse().unwrap());
+/// assert_eq!(
+///     decision(StatusCode::TOO_MANY_REQUESTS, &openai),
+///     Decision::Retry { after: Some(Duration::from_secs(360)) },
+/// );
 /// ```
 #[must_use]
 pub fn decision(status: http::StatusCode, headers: &http::HeaderMap) -> Decision {
     match Decision::for_status(status.as_u16()) {
         Decision::Retry { .. } => Decision::Retry {
-            after: retry_after(headers),
+            after: server_wait(status, headers),
         },
         other => other,
     }
 }
 
-/// The server's wait from response headers, if any.
+/// The wait of `Retry-After`, `retry-after-ms` or `x-amz-retry-after`, if any (not the reset
+/// headers: see [`server_wait`]).
 #[must_use]
 pub fn retry_after(headers: &http::HeaderMap) -> Option<std::time::Duration> {
-    let pairs = headers
+    retry_after::from_headers(pairs(headers), SystemTime::now())
+}
+
+/// The server's wait for a response: `Retry-After` and its variants, then, for a `429`, the
+/// rate-limit reset headers ([`wait_from_headers`](super::wait_from_headers)).
+#[must_use]
+pub fn server_wait(
+    status: http::StatusCode,
+    headers: &http::HeaderMap,
+) -> Option<std::time::Duration> {
+    retry_after::wait_from_headers(status.as_u16(), pairs(headers), SystemTime::now())
+}
+
+fn pairs(headers: &http::HeaderMap) -> impl Iterator<Item = (&str, &str)> {
+    headers
         .iter()
-        .filter_map(|(name, value)| Some((name.as_str(), value.to_str().ok()?)));
-    retry_after::from_headers(pairs, SystemTime::now())
+        .filter_map(|(name, value)| Some((name.as_str(), value.to_str().ok()?)))
 }
 
 /// A key as a header value (`request.header("Idempotency-Key", key)`); fails only for a key

@@ -9,9 +9,11 @@ use std::pin::{pin, Pin};
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
+use super::breaker::{BreakerTicket, CircuitBreaker};
 use super::budget::RetryBudget;
+use super::bulkhead::{Bulkhead, BulkheadPermit};
 use super::decision::{Decision, Transient};
-use super::error::{AttemptTimedOut, RetryError, StopReason};
+use super::error::{AttemptTimedOut, Rejected, Report, Retried, RetryError, StopReason};
 use super::policy::{Jitter, Policy};
 use super::sleep::{AsyncSleeper, Sleeper};
 
@@ -68,18 +70,32 @@ pub struct Retry<'a, E> {
     classify: fn(&E) -> Decision,
     status: fn(&E) -> Option<u16>,
     budget: Option<&'a RetryBudget>,
+    breaker: Option<&'a CircuitBreaker>,
+    bulkhead: Option<&'a Bulkhead>,
+    /// The error of a call whose first attempt the breaker or the bulkhead refused.
+    rejected: Option<fn(Rejected) -> E>,
     on_retry_hook: Option<OnRetry<E>>,
     on_stop_hook: Option<OnStop<E>>,
+    /// A fallback answers when the retry gives up: the give-up is not the warning, the fallback is.
+    fallback_follows: bool,
     rng: fastrand::Rng,
     start: Option<Instant>,
     attempts: u32,
+    waits: u32,
+    waited: Duration,
     previous_delay: Duration,
+    /// The breaker's ticket and the bulkhead's permit of the attempt in flight.
+    ticket: Option<BreakerTicket<'a>>,
+    permit: Option<BulkheadPermit<'a>>,
+    /// How long the next attempt has waited in the bulkhead's queue.
+    queued: Duration,
 }
 
 /// What to do after an attempt.
 enum Step<T, E> {
-    Done(Result<T, RetryError<E>>),
-    Wait(Duration),
+    Done(Result<Retried<T>, RetryError<E>>),
+    /// Wait, then try again; the error is kept in case the next attempt is refused.
+    Wait(Duration, E),
 }
 
 fn no_status<E>(_: &E) -> Option<u16> {
@@ -112,19 +128,82 @@ impl<'a, E> Retry<'a, E> {
             classify,
             status,
             budget: None,
+            breaker: None,
+            bulkhead: None,
+            rejected: None,
             on_retry_hook: None,
             on_stop_hook: None,
+            fallback_follows: false,
             rng: fastrand::Rng::new(),
             start: None,
             attempts: 0,
+            waits: 0,
+            waited: Duration::ZERO,
             previous_delay: policy.base(),
+            ticket: None,
+            permit: None,
+            queued: Duration::ZERO,
         }
     }
 
-    /// Draws every retry from a shared budget.
+    /// Draws every retry from a shared budget (for example the upstream's
+    /// [`shared_budget`](super::shared_budget), which `#[retryable]` uses by default). A retry
+    /// the budget refuses is not sent: the call stops with [`StopReason::BudgetExhausted`].
     #[must_use]
     pub fn budget(mut self, budget: &'a RetryBudget) -> Self {
         self.budget = Some(budget);
+        self
+    }
+
+    /// Sends each attempt only when `breaker` lets it through, and tells it how each went. A
+    /// refused attempt is not sent: the call stops with [`StopReason::BreakerOpen`] (with the last
+    /// error, or `E::from(Rejected)` when no attempt went out).
+    #[must_use]
+    pub fn breaker(self, breaker: &'a CircuitBreaker) -> Self
+    where
+        E: From<Rejected>,
+    {
+        self.breaker_with(breaker, E::from)
+    }
+
+    /// [`Retry::breaker`], with the error of a call refused before any attempt made by
+    /// `rejected`.
+    #[must_use]
+    pub fn breaker_with(
+        mut self,
+        breaker: &'a CircuitBreaker,
+        rejected: fn(Rejected) -> E,
+    ) -> Self {
+        self.breaker = Some(breaker);
+        self.rejected = Some(rejected);
+        self
+    }
+
+    /// Sends each attempt only with a permit of `bulkhead` (given back when its answer is in).
+    /// Without one the attempt is not sent: the call stops with [`StopReason::BulkheadFull`].
+    #[must_use]
+    pub fn bulkhead(self, bulkhead: &'a Bulkhead) -> Self
+    where
+        E: From<Rejected>,
+    {
+        self.bulkhead_with(bulkhead, E::from)
+    }
+
+    /// [`Retry::bulkhead`], with the error of a call refused before any attempt made by
+    /// `rejected`.
+    #[must_use]
+    pub fn bulkhead_with(mut self, bulkhead: &'a Bulkhead, rejected: fn(Rejected) -> E) -> Self {
+        self.bulkhead = Some(bulkhead);
+        self.rejected = Some(rejected);
+        self
+    }
+
+    /// Says that a fallback answers when this retry gives up ([`RetryError::degrade`]): with the
+    /// `tracing` feature the give-up is then a DEBUG event, and the fallback's answer the one
+    /// WARN event of the call.
+    #[must_use]
+    pub fn fallback_follows(mut self) -> Self {
+        self.fallback_follows = true;
         self
     }
 
@@ -160,24 +239,57 @@ impl<'a, E> Retry<'a, E> {
     ///
     /// The clock is read once before the first attempt (the deadline's start), then only after a
     /// failure and after a wait: a first attempt that succeeds costs one clock read.
-    pub fn run_sync<T, S, F>(mut self, sleeper: &S, mut op: F) -> Result<T, RetryError<E>>
+    pub fn run_sync<T, S, F>(self, sleeper: &S, op: F) -> Result<T, RetryError<E>>
+    where
+        S: Sleeper + ?Sized,
+        F: FnMut(Attempt) -> Result<T, E>,
+    {
+        self.run_sync_with_report(sleeper, op)
+            .map(Retried::into_value)
+    }
+
+    /// [`Retry::run_sync`], with the [`Report`] of the call on a success too (attempts, waits):
+    /// what `#[retryable]` runs.
+    pub fn run_sync_with_report<T, S, F>(
+        mut self,
+        sleeper: &S,
+        mut op: F,
+    ) -> Result<Retried<T>, RetryError<E>>
     where
         S: Sleeper + ?Sized,
         F: FnMut(Attempt) -> Result<T, E>,
     {
         let mut now = sleeper.now();
         self.start = Some(now);
+        let mut last_error = None;
         loop {
-            let attempt = self.begin_attempt(now);
+            let attempt = match self.begin_attempt(now) {
+                Ok(attempt) => attempt,
+                Err(reason) => match self.queue_step(reason, now) {
+                    Some(step) => {
+                        sleeper.sleep(step);
+                        now = sleeper.now();
+                        continue;
+                    }
+                    None => return Err(self.refused(reason, last_error.take())),
+                },
+            };
             let outcome = op(attempt);
             match self.after_attempt(outcome, false, || sleeper.now()) {
                 Step::Done(result) => return result,
-                Step::Wait(delay) => {
+                Step::Wait(delay, error) => {
+                    last_error = Some(error);
                     sleeper.sleep(delay);
                     now = sleeper.now();
                 }
             }
         }
+    }
+
+    /// What the call did so far (attempts, waits), without a stop reason.
+    #[must_use]
+    pub fn report(&self) -> Report {
+        Report::new(self.attempts, self.waits, self.waited)
     }
 
     /// Drives this retry from async code, waiting with `sleeper`; the deadline is measured from
@@ -195,6 +307,7 @@ impl<'a, E> Retry<'a, E> {
         AsyncRetry {
             retry: self,
             sleeper,
+            last_error: None,
         }
     }
 
@@ -205,8 +318,26 @@ impl<'a, E> Retry<'a, E> {
             .saturating_sub(now.saturating_duration_since(start))
     }
 
-    fn begin_attempt(&mut self, now: Instant) -> Attempt {
+    /// Lets the next attempt out, or says why not (the breaker or the bulkhead refused it).
+    fn begin_attempt(&mut self, now: Instant) -> Result<Attempt, StopReason> {
         let start = *self.start.get_or_insert(now);
+        if let Some(breaker) = self.breaker {
+            self.ticket = Some(breaker.admit(now).map_err(|r| r.reason())?);
+        }
+        if let Some(bulkhead) = self.bulkhead {
+            let Some(permit) = bulkhead.try_acquire() else {
+                // The breaker's probe, if it was one, goes to another caller.
+                self.ticket = None;
+                return Err(StopReason::BulkheadFull);
+            };
+            self.permit = Some(permit);
+        }
+        self.queued = Duration::ZERO;
+        if self.attempts == 0 {
+            if let Some(budget) = self.budget {
+                budget.record_request(now);
+            }
+        }
         self.attempts += 1;
         // At the start (the first attempt) the whole deadline is left: no clock arithmetic.
         let time_left = if now == start {
@@ -214,10 +345,64 @@ impl<'a, E> Retry<'a, E> {
         } else {
             self.time_left(now)
         };
-        Attempt {
+        Ok(Attempt {
             number: self.attempts,
             time_left,
+        })
+    }
+
+    /// How long to wait before asking the bulkhead again, when it is full and its queue has room
+    /// (in its length and before the deadline); `None` to stop.
+    fn queue_step(&mut self, reason: StopReason, now: Instant) -> Option<Duration> {
+        let bulkhead = self.bulkhead?;
+        let room = bulkhead.max_wait().saturating_sub(self.queued);
+        let step = Bulkhead::QUEUE_STEP.min(room);
+        let left = self.time_left(now).saturating_sub(TIMER_SLACK);
+        if reason != StopReason::BulkheadFull || step.is_zero() || step >= left {
+            return None;
         }
+        self.queued += step;
+        Some(step)
+    }
+
+    /// The error of a call stopped because its next attempt was refused: the last error, or the
+    /// rejection as `E` when no attempt went out.
+    fn refused(&mut self, reason: StopReason, last_error: Option<E>) -> RetryError<E> {
+        let error = last_error.unwrap_or_else(|| {
+            let rejected = self
+                .rejected
+                .expect("a breaker or a bulkhead comes with its rejection");
+            rejected(Rejected::new(reason))
+        });
+        self.stop(error, reason)
+    }
+
+    /// Stops the call: the event, the hook, the error.
+    fn stop(&mut self, error: E, reason: StopReason) -> RetryError<E> {
+        #[cfg(feature = "tracing")]
+        {
+            let quiet = reason == StopReason::Permanent
+                || (self.fallback_follows && reason.allows_fallback());
+            if quiet {
+                tracing::debug!(
+                    attempts = self.attempts,
+                    reason = reason.as_str(),
+                    "retry stopped"
+                );
+            } else {
+                tracing::warn!(
+                    attempts = self.attempts,
+                    waited_ms = u64::try_from(self.waited.as_millis()).unwrap_or(u64::MAX),
+                    reason = reason.as_str(),
+                    "retry gave up"
+                );
+            }
+        }
+        let error = RetryError::with_report(error, reason, self.report());
+        if let Some(hook) = self.on_stop_hook {
+            hook(&error);
+        }
+        error
     }
 
     fn classify(&self, error: &E) -> Decision {
@@ -236,12 +421,21 @@ impl<'a, E> Retry<'a, E> {
         timed_out: bool,
         now: impl FnOnce() -> Instant,
     ) -> Step<T, E> {
+        // The answer is in: the permit goes back before any wait.
+        self.permit = None;
         let error = match outcome {
             Ok(value) => {
                 if let Some(budget) = self.budget {
                     budget.record_success();
                 }
-                return Step::Done(Ok(value));
+                if let Some(ticket) = self.ticket.take() {
+                    ticket.success();
+                }
+                #[cfg(feature = "tracing")]
+                if self.attempts > 1 {
+                    tracing::debug!(attempts = self.attempts, "succeeded after retrying");
+                }
+                return Step::Done(Ok(Retried::new(value, self.report())));
             }
             Err(error) => error,
         };
@@ -250,10 +444,19 @@ impl<'a, E> Retry<'a, E> {
         } else {
             self.classify(&error)
         };
-        match self.plan(decision, now()) {
+        let now = now();
+        if let Some(ticket) = self.ticket.take() {
+            // A permanent error is an answer from a healthy upstream.
+            if decision == Decision::Stop {
+                ticket.success();
+            } else {
+                ticket.failure(now);
+            }
+        }
+        match self.plan(decision, now) {
             Ok(delay) => {
                 #[cfg(feature = "tracing")]
-                tracing::info!(
+                tracing::debug!(
                     attempt = self.attempts,
                     delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
                     decision = ?decision,
@@ -262,21 +465,11 @@ impl<'a, E> Retry<'a, E> {
                 if let Some(hook) = self.on_retry_hook {
                     hook(self.attempts, delay, &error);
                 }
-                Step::Wait(delay)
+                self.waits += 1;
+                self.waited += delay;
+                Step::Wait(delay, error)
             }
-            Err(reason) => {
-                #[cfg(feature = "tracing")]
-                tracing::warn!(
-                    attempts = self.attempts,
-                    reason = reason.as_str(),
-                    "retry stopped"
-                );
-                let error = RetryError::new(error, reason, self.attempts);
-                if let Some(hook) = self.on_stop_hook {
-                    hook(&error);
-                }
-                Step::Done(Err(error))
-            }
+            Err(reason) => Step::Done(Err(self.stop(error, reason))),
         }
     }
 
@@ -321,8 +514,15 @@ impl<'a, E> Retry<'a, E> {
             }
             delay
         };
+        // An open breaker that will still be open when the wait ends: do not wait for nothing.
+        if let Some(breaker) = self.breaker {
+            if !breaker.would_admit(now + delay) {
+                return Err(StopReason::BreakerOpen);
+            }
+        }
+        // Last, so that a retry stopped for another reason takes nothing from the budget.
         if let Some(budget) = self.budget {
-            if !budget.allows_retry() {
+            if !budget.try_retry(now) {
                 return Err(StopReason::BudgetExhausted);
             }
         }
@@ -377,6 +577,8 @@ impl<'a, E> Retry<'a, E> {
 pub struct AsyncRetry<'a, E> {
     retry: Retry<'a, E>,
     sleeper: &'a dyn ErasedSleeper<'a>,
+    /// The error of the attempt before the wait, in case the next attempt is refused.
+    last_error: Option<E>,
 }
 
 /// An [`AsyncSleeper`] behind a trait object.
@@ -409,15 +611,40 @@ impl<E> fmt::Debug for AsyncRetry<'_, E> {
 }
 
 impl<E> AsyncRetry<'_, E> {
+    /// What the call did so far (attempts, waits): after a `Break(Ok(_))`, the report of the
+    /// success.
+    #[must_use]
+    pub fn report(&self) -> Report {
+        self.retry.report()
+    }
+
     /// Runs one attempt; then either returns its final result (`Break`), or waits the delay and
-    /// returns `Continue` for the caller to run the next attempt.
+    /// returns `Continue` for the caller to run the next attempt. When the breaker or the
+    /// bulkhead refuses the attempt, `attempt` is dropped unpolled and the call stops.
     pub async fn attempt<T, F>(&mut self, attempt: F) -> ControlFlow<Result<T, RetryError<E>>>
     where
         F: Future<Output = Result<T, E>>,
     {
-        self.retry.begin_attempt(self.sleeper.now());
+        if let Err(error) = self.admit().await {
+            return ControlFlow::Break(Err(error));
+        }
         let outcome = attempt.await;
         self.settle(outcome, false).await
+    }
+
+    /// Lets the next attempt out (after a brief wait in the bulkhead's queue, if it has one), or
+    /// stops the call.
+    async fn admit(&mut self) -> Result<Attempt, RetryError<E>> {
+        loop {
+            let now = self.sleeper.now();
+            match self.retry.begin_attempt(now) {
+                Ok(attempt) => return Ok(attempt),
+                Err(reason) => match self.retry.queue_step(reason, now) {
+                    Some(step) => self.sleeper.sleep(step).await,
+                    None => return Err(self.retry.refused(reason, self.last_error.take())),
+                },
+            }
+        }
     }
 
     /// Like [`AsyncRetry::attempt`], and cuts the attempt at the policy's `attempt_timeout` and
@@ -431,8 +658,10 @@ impl<E> AsyncRetry<'_, E> {
     where
         F: Future<Output = Result<T, E>>,
     {
-        let now = self.sleeper.now();
-        let left = self.retry.begin_attempt(now).time_left();
+        let left = match self.admit().await {
+            Ok(attempt) => attempt.time_left(),
+            Err(error) => return ControlFlow::Break(Err(error)),
+        };
         let limit = self
             .retry
             .policy
@@ -465,8 +694,9 @@ impl<E> AsyncRetry<'_, E> {
             .retry
             .after_attempt(outcome, timed_out, || sleeper.now())
         {
-            Step::Done(result) => ControlFlow::Break(result),
-            Step::Wait(delay) => {
+            Step::Done(result) => ControlFlow::Break(result.map(Retried::into_value)),
+            Step::Wait(delay, error) => {
+                self.last_error = Some(error);
                 self.sleeper.sleep(delay).await;
                 ControlFlow::Continue(())
             }

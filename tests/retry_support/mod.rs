@@ -24,6 +24,8 @@ pub enum ApiError {
     Lost,
     /// The attempt was cut by `attempt_timeout`.
     Cut(Duration),
+    /// The breaker or the bulkhead did not let the request out.
+    NotSent,
 }
 
 impl ApiError {
@@ -56,6 +58,7 @@ impl Transient for ApiError {
             }
             ApiError::Refused => Decision::RETRY,
             ApiError::Lost | ApiError::Cut(_) => Decision::Ambiguous,
+            ApiError::NotSent => Decision::Stop,
         }
     }
 
@@ -64,6 +67,12 @@ impl Transient for ApiError {
             ApiError::Status { code, .. } => Some(*code),
             _ => None,
         }
+    }
+}
+
+impl From<retry_audit::retry::Rejected> for ApiError {
+    fn from(_: retry_audit::retry::Rejected) -> Self {
+        ApiError::NotSent
     }
 }
 
@@ -97,6 +106,11 @@ impl Service {
         let service = Service::default();
         *service.then.borrow_mut() = Some(outcome);
         service
+    }
+
+    /// What the service answers once the script has run out.
+    pub fn then_mut(&self) -> std::cell::RefMut<'_, Option<Result<u32, ApiError>>> {
+        self.then.borrow_mut()
     }
 
     /// One request (blocking): advances the thread clock by the latency.
@@ -192,4 +206,50 @@ pub fn http_date_in(secs: u64) -> String {
 /// An HTTP-date `secs` seconds ago.
 pub fn http_date_ago(secs: u64) -> String {
     httpdate::fmt_http_date(SystemTime::now() - Duration::from_secs(secs))
+}
+
+/// A virtual clock to share between tasks and threads: `sleep` records the wait, moves the clock
+/// and returns at once. For middleware that needs a `Clone + Send + Sync` sleeper (tower,
+/// reqwest-middleware).
+#[derive(Clone)]
+pub struct SharedClock(
+    std::sync::Arc<std::sync::Mutex<(Duration, Vec<Duration>)>>,
+    Instant,
+);
+
+impl Default for SharedClock {
+    fn default() -> Self {
+        SharedClock(std::sync::Arc::default(), Instant::now())
+    }
+}
+
+impl SharedClock {
+    /// The waits slept so far.
+    pub fn sleeps(&self) -> Vec<Duration> {
+        self.0.lock().expect("not poisoned").1.clone()
+    }
+
+    /// Moves the clock on (time spent elsewhere).
+    pub fn advance(&self, by: Duration) {
+        self.0.lock().expect("not poisoned").0 += by;
+    }
+
+    pub fn elapsed(&self) -> Duration {
+        self.0.lock().expect("not poisoned").0
+    }
+}
+
+impl AsyncSleeper for SharedClock {
+    type Sleep = std::future::Ready<()>;
+
+    fn now(&self) -> Instant {
+        self.1 + self.elapsed()
+    }
+
+    fn sleep(&self, delay: Duration) -> Self::Sleep {
+        let mut state = self.0.lock().expect("not poisoned");
+        state.0 += delay;
+        state.1.push(delay);
+        std::future::ready(())
+    }
 }

@@ -9,7 +9,9 @@ use std::fmt::Display;
 use std::io;
 use std::time::Duration;
 
-use retry_audit::retry::{Decision, RetryBudget, RetryError, Transient};
+use retry_audit::retry::{
+    Bulkhead, CircuitBreaker, Decision, Retried, RetryBudget, RetryError, Transient,
+};
 use retry_audit::retryable;
 
 // --- Sync bodies ---
@@ -399,6 +401,66 @@ async fn everything_async(name: &str) -> io::Result<String> {
     Ok(format!("{name}:{key}"))
 }
 
+// --- The upstream: budget, breaker, bulkhead, fallback; the report of a success ---
+
+#[retryable(budget = none)]
+fn unbudgeted() -> io::Result<()> {
+    Ok(())
+}
+
+#[retryable(budget_key = "shapes::payments")]
+async fn keyed_async() -> io::Result<()> {
+    Ok(())
+}
+
+static BREAKER: CircuitBreaker = CircuitBreaker::new();
+static BULKHEAD: Bulkhead = Bulkhead::new(8);
+
+#[retryable(breaker = BREAKER, max_concurrent = 20)]
+fn isolated() -> io::Result<u8> {
+    Ok(1)
+}
+
+#[retryable(breaker = BREAKER, bulkhead = BULKHEAD, budget_key = "shapes::isolated")]
+async fn isolated_async() -> io::Result<u8> {
+    Ok(1)
+}
+
+#[allow(clippy::unnecessary_wraps)] // a fallback returns what the function returns
+fn stale(id: u32, label: &str) -> io::Result<String> {
+    Ok(format!("stale {label} {id}"))
+}
+
+async fn stale_async(id: u32, label: &str) -> io::Result<String> {
+    tokio::task::yield_now().await;
+    Ok(format!("stale {label} {id}"))
+}
+
+#[retryable(attempts = 2, fallback = stale, sleep = no_wait)]
+fn degraded(id: u32, label: &str) -> Result<Retried<String>, RetryError<io::Error>> {
+    let _ = (id, label);
+    Err(io::ErrorKind::ConnectionRefused.into())
+}
+
+#[retryable(attempts = 2, fallback = stale_async, sleep = no_wait_async)]
+async fn degraded_async(id: u32, label: &str) -> io::Result<Retried<String>> {
+    let _ = (id, label);
+    Err(io::ErrorKind::ConnectionRefused.into())
+}
+
+impl Client {
+    #[allow(clippy::unnecessary_wraps)] // a fallback returns what the function returns
+    fn cached(&self, path: &str) -> io::Result<String> {
+        Ok(format!("{}/{path} (cached)", self.base))
+    }
+
+    #[retryable(attempts = 2, fallback = Self::cached, sleep = no_wait)]
+    fn fresh(&self, path: &str) -> io::Result<String> {
+        let _ = path;
+        Err(io::ErrorKind::ConnectionRefused.into())
+    }
+}
+
 /// Bodies of one expression on one line, as the issue reported them: rustc's `unused_braces` only
 /// looks at braces that open and close on one line. Kept so by `rustfmt::skip`.
 #[rustfmt::skip]
@@ -409,7 +471,7 @@ mod one_line {
     use retry_audit::retry::{RetryError, Transient};
     use retry_audit::retryable;
 
-    use super::{classify_text, no_wait, no_wait_async, on_retry, on_stop, HttpError, Refused, BUDGET};
+    use super::{classify_text, no_wait, no_wait_async, on_retry, on_stop, stale, HttpError, Refused, BREAKER, BUDGET};
 
     #[retryable]
     pub fn ping() -> io::Result<()> { Ok(()) }
@@ -511,6 +573,26 @@ mod one_line {
 
     #[retryable(budget = BUDGET, on_retry = on_retry, on_stop = on_stop, sleep = no_wait_async)]
     pub async fn hooked_async() -> io::Result<()> { Ok(()) }
+
+    #[retryable(budget = none, breaker = BREAKER, max_concurrent = 4, fallback = stale)]
+    pub fn guarded(id: u32, label: &str) -> io::Result<String> { Ok(format!("{label}{id}")) }
+
+    #[retryable]
+    pub fn reported() -> io::Result<retry_audit::retry::Retried<u8>> { Ok(1) }
+}
+
+/// The functions of the upstream's arguments (budget, breaker, bulkhead, fallback, report).
+fn run_upstream(client: &Client) {
+    unbudgeted().unwrap();
+    assert_eq!(isolated().unwrap(), 1);
+    let answer = degraded(1, "a").unwrap();
+    assert_eq!(
+        (answer.value().as_str(), answer.is_degraded()),
+        ("stale a 1", true)
+    );
+    assert_eq!(client.fresh("x").unwrap(), "https://api/x (cached)");
+    assert_eq!(one_line::guarded(1, "g").unwrap(), "g1");
+    assert_eq!(one_line::reported().unwrap().attempts(), 1);
 }
 
 /// Calls every function once, and checks what it returns.
@@ -570,6 +652,7 @@ pub fn run() {
     assert_eq!(one_line::status().unwrap_err().0, 500);
     assert_eq!(one_line::reserve().unwrap_err(), Refused("full"));
     one_line::hooked().unwrap();
+    run_upstream(&client);
     // Bodies that never return: compiled, not called.
     let _ = (one_line::stub, one_line::stub_async);
 
@@ -609,5 +692,8 @@ pub fn run() {
         assert_eq!(one_line::charge_async().await.unwrap().len(), 36);
         one_line::timed().await.unwrap();
         one_line::hooked_async().await.unwrap();
+        keyed_async().await.unwrap();
+        assert_eq!(isolated_async().await.unwrap(), 1);
+        assert!(degraded_async(2, "b").await.unwrap().is_degraded());
     });
 }
