@@ -220,8 +220,8 @@ struct CheckArgs {
     baseline: Option<PathBuf>,
 
     /// Record every current finding in the baseline FILE (JSON) instead of reporting them;
-    /// exits 0.
-    #[arg(long, value_name = "FILE")]
+    /// exits 0. Not with --diff, which writes nothing.
+    #[arg(long, value_name = "FILE", conflicts_with = "diff")]
     write_baseline: Option<PathBuf>,
 }
 

@@ -1,0 +1,44 @@
+//! What a ruff or clippy user meets on first use (issue 32): the defects found trying every
+//! documented feature from a fresh clone, and the conventions of ruff's command line. Each test
+//! runs the binary in a temporary directory, as `tests/cli.rs` does.
+
+#![cfg(feature = "cli")]
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+mod support;
+
+use support::{temp, write, Run, UNBOUNDED_FIXED};
+
+/// The binary run in `dir` with `args`, colour variables unset.
+fn run(dir: &Path, args: &[&str]) -> Run {
+    Command::new(env!("CARGO_BIN_EXE_retry-audit"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("NO_COLOR")
+        .env_remove("CLICOLOR")
+        .env_remove("CLICOLOR_FORCE")
+        .stdin(Stdio::null())
+        .output()
+        .expect("the retry-audit binary runs")
+        .into()
+}
+
+// ------------------------------------------------------------ defect 6: --diff --write-baseline
+
+/// `--diff` writes no baseline: asking for both is a usage error, as `--statistics --diff` is,
+/// and no file is written.
+#[test]
+fn diff_with_write_baseline_is_a_usage_error() {
+    let dir = temp();
+    write(dir.path(), "retry.rs", UNBOUNDED_FIXED);
+    let run = run(dir.path(), &["--diff", "--write-baseline", "base.json", "."]);
+    assert_eq!(run.code, Some(2), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("--write-baseline") && run.stderr.contains("--diff"),
+        "{}",
+        run.stderr
+    );
+    assert!(!dir.path().join("base.json").exists(), "no baseline written");
+}
