@@ -42,3 +42,31 @@ fn diff_with_write_baseline_is_a_usage_error() {
     );
     assert!(!dir.path().join("base.json").exists(), "no baseline written");
 }
+
+// ------------------------------------------------------------- defect 7: stale temporary files
+
+/// A `kill -9` during `--fix` leaves the temporary file of the file being written. The next
+/// `--fix` that writes into that directory removes such files of processes that are gone, and
+/// leaves those of a running process (this test's) alone.
+#[test]
+fn fix_removes_the_temporary_files_a_killed_fix_left() {
+    let dir = temp();
+    write(dir.path(), "pay.rs", support::KEY_IN_LOOP);
+    // A process id above Linux's largest (2^22): no such process runs.
+    let stale = ".pay.rs.retry-audit-4294967-0.tmp";
+    let running = format!(".pay.rs.retry-audit-{}-0.tmp", std::process::id());
+    let other = ".pay.rs.retry-audit-notes.tmp";
+    for name in [stale, running.as_str(), other] {
+        write(dir.path(), name, "half a file");
+    }
+    let run = run(dir.path(), &["--fix", "pay.rs"]);
+    assert_eq!(run.code, Some(0), "{}{}", run.stdout, run.stderr);
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .expect("listable")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    let mut kept = vec![other.to_owned(), running, "pay.rs".to_owned()];
+    kept.sort();
+    assert_eq!(names, kept);
+}
