@@ -33,14 +33,20 @@ fn run(dir: &Path, args: &[&str]) -> Run {
 fn diff_with_write_baseline_is_a_usage_error() {
     let dir = temp();
     write(dir.path(), "retry.rs", UNBOUNDED_FIXED);
-    let run = run(dir.path(), &["--diff", "--write-baseline", "base.json", "."]);
+    let run = run(
+        dir.path(),
+        &["--diff", "--write-baseline", "base.json", "."],
+    );
     assert_eq!(run.code, Some(2), "{}", run.stderr);
     assert!(
         run.stderr.contains("--write-baseline") && run.stderr.contains("--diff"),
         "{}",
         run.stderr
     );
-    assert!(!dir.path().join("base.json").exists(), "no baseline written");
+    assert!(
+        !dir.path().join("base.json").exists(),
+        "no baseline written"
+    );
 }
 
 // ------------------------------------------------------------- defect 7: stale temporary files
