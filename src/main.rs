@@ -85,7 +85,7 @@ enum Command {
     Lsp,
 }
 
-#[derive(Debug, clap::Args)]
+#[derive(Clone, Debug, clap::Args)]
 struct CheckArgs {
     /// Files and directories to check. Directories are searched for `*.rs` files, skipping
     /// hidden and `.gitignore`d entries and `target` directories; files named here are always
@@ -337,7 +337,7 @@ fn command_line() -> (Vec<std::ffi::OsString>, bool) {
 fn scan_options(
     args: &CheckArgs,
     matches: &ArgMatches,
-    cargo: bool,
+    workspace: Option<&workspace::Workspace>,
 ) -> Result<ScanOptions, String> {
     let here = std::path::Path::new(".");
     let command_line = settings(args, matches);
@@ -353,11 +353,11 @@ fn scan_options(
     } else {
         config::Configs::discover(&command_line)
     };
-    let paths_given = matches.value_source("paths") == Some(clap::parser::ValueSource::CommandLine);
-    let (paths, skip_nested_packages) = if cargo && !paths_given {
+    let (paths, skip_nested_packages) = if let Some(workspace) = workspace {
+        // The current directory is the workspace's root (`enter_workspace_root`).
         let cwd = config::absolute(here);
-        let members = workspace::members(here).map_err(|e| e.to_string())?;
-        let paths = members
+        let paths = workspace
+            .members
             .iter()
             .map(|member| match config::relative_to(member, &cwd) {
                 relative if relative.as_os_str().is_empty() => PathBuf::from("."),
@@ -377,11 +377,58 @@ fn scan_options(
     })
 }
 
+/// Whether this run scans the members of the Cargo workspace: `cargo retry-audit` without paths
+/// (and not reading standard input).
+fn scans_workspace(args: &CheckArgs, matches: &ArgMatches, cargo: bool) -> bool {
+    cargo && !paths_given(matches) && args.stdin_filename.is_none()
+}
+
+/// `cargo retry-audit` scanning the workspace works from the workspace's root, as cargo runs
+/// `rustc`, so that paths print relative to it from any directory of the workspace, as cargo
+/// and clippy print them. The files named by options are taken from where the command ran.
+fn enter_workspace_root(
+    args: &mut CheckArgs,
+    matches: &ArgMatches,
+    cargo: bool,
+) -> Result<Option<workspace::Workspace>, String> {
+    if !scans_workspace(args, matches, cargo) {
+        return Ok(None);
+    }
+    let workspace = workspace::workspace(std::path::Path::new(".")).map_err(|e| e.to_string())?;
+    for path in [
+        &mut args.output_file,
+        &mut args.config,
+        &mut args.baseline,
+        &mut args.write_baseline,
+    ]
+    .into_iter()
+    .flatten()
+    {
+        *path = config::absolute(path);
+    }
+    std::env::set_current_dir(&workspace.root).map_err(|e| {
+        format!(
+            "cannot work in the workspace root {}: {e}",
+            workspace.root.display()
+        )
+    })?;
+    Ok(Some(workspace))
+}
+
 /// The default command: scan, render, exit 1 if anything is at error level.
 fn check(args: &CheckArgs, matches: &ArgMatches, cargo: bool) -> ExitCode {
     let started = Instant::now();
     cli_output::set_quiet(args.quiet);
-    let options = match scan_options(args, matches, cargo) {
+    let mut args = args.clone();
+    let workspace = match enter_workspace_root(&mut args, matches, cargo) {
+        Ok(workspace) => workspace,
+        Err(e) => {
+            report_error(&format!("error: {e}"));
+            return ExitCode::from(2);
+        }
+    };
+    let args = &args;
+    let options = match scan_options(args, matches, workspace.as_ref()) {
         Ok(options) => options,
         Err(e) => {
             report_error(&format!("error: {e}"));

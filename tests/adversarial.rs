@@ -109,15 +109,15 @@ fn a_hundred_thousand_nested_blocks_or_closures_are_skipped_and_the_scan_goes_on
     assert_eq!(
         skipped_lines(&run.stderr),
         [
-            "warning: skipped ./blocks.rs: too deeply nested to analyse",
-            "warning: skipped ./closures.rs: too deeply nested to analyse",
-            "warning: skipped ./loops.rs: too deeply nested to analyse",
+            "warning: skipped blocks.rs: too deeply nested to analyse",
+            "warning: skipped closures.rs: too deeply nested to analyse",
+            "warning: skipped loops.rs: too deeply nested to analyse",
         ]
     );
     assert_eq!(summary(&run.stderr), (1, 3));
     let findings = json_lines(&run.stdout);
     assert!(
-        findings.iter().all(|f| f["path"] == "./retry.rs"),
+        findings.iter().all(|f| f["path"] == "retry.rs"),
         "{findings:?}"
     );
 }
@@ -159,11 +159,11 @@ fn chains_written_without_brackets_are_as_deep_as_nesting_and_skipped_the_same_w
     assert_eq!(
         skipped_lines(&run.stderr),
         [
-            "warning: skipped ./a_sum.rs: too deeply nested to analyse",
-            "warning: skipped ./b_methods.rs: too deeply nested to analyse",
-            "warning: skipped ./c_generics.rs: too deeply nested to analyse",
-            "warning: skipped ./d_else_if.rs: too deeply nested to analyse",
-            "warning: skipped ./e_references.rs: too deeply nested to analyse",
+            "warning: skipped a_sum.rs: too deeply nested to analyse",
+            "warning: skipped b_methods.rs: too deeply nested to analyse",
+            "warning: skipped c_generics.rs: too deeply nested to analyse",
+            "warning: skipped d_else_if.rs: too deeply nested to analyse",
+            "warning: skipped e_references.rs: too deeply nested to analyse",
         ]
     );
     assert_eq!(summary(&run.stderr), (1, 5));
@@ -231,7 +231,7 @@ fn a_file_too_complex_to_analyse_is_skipped_with_its_path_and_the_scan_goes_on()
     assert_eq!(
         skipped_lines(&run.stderr),
         [
-            "warning: skipped ./nested_calls.rs: too complex to analyse: its analysis takes more \
+            "warning: skipped nested_calls.rs: too complex to analyse: its analysis takes more \
           than 1000 steps per byte"
         ]
     );
@@ -243,7 +243,7 @@ fn a_file_too_complex_to_analyse_is_skipped_with_its_path_and_the_scan_goes_on()
     );
     let findings = json_lines(&run.stdout);
     assert!(
-        !findings.is_empty() && findings.iter().all(|f| f["path"] == "./retry.rs"),
+        !findings.is_empty() && findings.iter().all(|f| f["path"] == "retry.rs"),
         "{findings:?}"
     );
 }
@@ -350,13 +350,13 @@ fn files_that_vanish_or_become_unreadable_during_the_scan_are_skipped_with_a_rea
     let skipped = skipped_lines(&run.stderr);
     assert_eq!(skipped.len(), 2, "{}", run.stderr);
     assert!(
-        skipped[0].starts_with("warning: skipped ./b_vanishes.rs: cannot read: ")
+        skipped[0].starts_with("warning: skipped b_vanishes.rs: cannot read: ")
             && skipped[0].contains("No such file or directory"),
         "{}",
         skipped[0]
     );
     assert!(
-        skipped[1].starts_with("warning: skipped ./c_becomes_a_directory.rs: cannot read: ")
+        skipped[1].starts_with("warning: skipped c_becomes_a_directory.rs: cannot read: ")
             && skipped[1].contains("directory"),
         "{}",
         skipped[1]
@@ -364,7 +364,7 @@ fn files_that_vanish_or_become_unreadable_during_the_scan_are_skipped_with_a_rea
     assert_eq!(summary(&run.stderr), (2, 2));
     let findings = json_lines(&run.stdout);
     assert!(
-        !findings.is_empty() && findings.iter().all(|f| f["path"] == "./d_stays.rs"),
+        !findings.is_empty() && findings.iter().all(|f| f["path"] == "d_stays.rs"),
         "{findings:?}"
     );
 }
@@ -389,7 +389,7 @@ fn a_file_without_read_permission_is_skipped_with_the_error_or_read_by_root() {
     } else {
         assert_eq!(
             skipped_lines(&run.stderr),
-            ["warning: skipped ./a_locked.rs: cannot read: Permission denied (os error 13)"]
+            ["warning: skipped a_locked.rs: cannot read: Permission denied (os error 13)"]
         );
         assert_eq!(summary(&run.stderr), (1, 1));
     }
@@ -476,7 +476,7 @@ fn a_file_name_that_is_not_utf8_is_checked_and_shown_lossily() {
     let findings = json_lines(&run.stdout);
     assert!(!findings.is_empty());
     assert!(
-        findings.iter().all(|f| f["path"] == "./caf\u{fffd}.rs"),
+        findings.iter().all(|f| f["path"] == "caf\u{fffd}.rs"),
         "{findings:?}"
     );
     assert_eq!(summary(&run.stderr), (1, 1));
@@ -833,7 +833,7 @@ fn scan_whole_corpus(corpus: &Path, expected: usize, args: &[&str]) {
     assert_eq!(skipped_list.len(), skipped, "one line per skipped file");
     let mut reasons = std::collections::BTreeMap::<String, Vec<&str>>::new();
     for line in &skipped_list {
-        let rest = &line["warning: skipped ./".len()..];
+        let rest = &line["warning: skipped ".len()..];
         // `path: reason` or `path:line:col: reason`; the reason is never empty.
         let (path, reason) = rest
             .split_once(".rs: ")
@@ -855,7 +855,7 @@ fn scan_whole_corpus(corpus: &Path, expected: usize, args: &[&str]) {
     for (reason, paths) in &reasons {
         eprintln!("  {:6}  {reason}", paths.len());
         for path in paths.iter().take(5) {
-            eprintln!("            ./{path}.rs");
+            eprintln!("            {path}.rs");
         }
     }
 }

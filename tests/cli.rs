@@ -172,7 +172,7 @@ fn default_path_is_the_current_directory_and_paths_keep_the_dot() {
     let findings = json_lines(&run.stdout);
     assert!(!findings.is_empty());
     assert!(
-        findings.iter().all(|f| f["path"] == "./src/retry.rs"),
+        findings.iter().all(|f| f["path"] == "src/retry.rs"),
         "{findings:#?}"
     );
 }
@@ -298,7 +298,7 @@ fn json_mode_writes_only_findings_to_stdout() {
     let findings = json_lines(&run.stdout);
     assert!(!findings.is_empty());
     assert!(
-        findings.iter().all(|f| f["path"] == "./a/retry.rs"),
+        findings.iter().all(|f| f["path"] == "a/retry.rs"),
         "{findings:#?}"
     );
     assert!(
@@ -353,7 +353,7 @@ fn output_is_deterministic_and_sorted_by_path() {
         .map(|f| f["path"].as_str().unwrap_or_default().to_owned())
         .collect();
     assert!(paths.windows(2).all(|w| w[0] <= w[1]), "{paths:?}");
-    assert_eq!(paths.first().map(String::as_str), Some("./a/retry.rs"));
+    assert_eq!(paths.first().map(String::as_str), Some("a/retry.rs"));
     let skipped = skipped_lines(&first.stderr);
     assert_eq!(skipped.len(), 3);
     assert!(skipped.windows(2).all(|w| w[0] < w[1]), "{skipped:?}");
@@ -713,7 +713,7 @@ fn non_utf8_file_is_skipped_with_a_reason() {
     let skipped = skipped_lines(&run.stderr);
     assert_eq!(skipped.len(), 1, "{}", run.stderr);
     assert!(
-        skipped[0].starts_with("warning: skipped ./latin1.rs: "),
+        skipped[0].starts_with("warning: skipped latin1.rs: "),
         "{}",
         skipped[0]
     );
@@ -736,7 +736,7 @@ fn deeply_nested_file_does_not_crash() {
     let skipped = skipped_lines(&run.stderr);
     assert_eq!(skipped.len(), 1, "{}", run.stderr);
     assert!(
-        skipped[0].starts_with("warning: skipped ./deep.rs"),
+        skipped[0].starts_with("warning: skipped deep.rs"),
         "{}",
         skipped[0]
     );
@@ -977,7 +977,7 @@ fn a_packages_tests_and_benches_are_test_code_but_a_directory_named_tests_elsewh
     paths.dedup();
     assert_eq!(
         paths,
-        ["./pkg/examples/demo.rs", "./tests/proj/src/lib.rs"],
+        ["pkg/examples/demo.rs", "tests/proj/src/lib.rs"],
         "{}",
         run.stderr
     );

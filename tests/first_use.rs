@@ -76,3 +76,71 @@ fn fix_removes_the_temporary_files_a_killed_fix_left() {
     kept.sort();
     assert_eq!(names, kept);
 }
+
+// ------------------------------------------------------------------- defect 9: paths printed
+
+/// Paths print as ruff and clippy print them: relative, without `./`, whether the scan starts
+/// at `.` (the default), at `./src` or at `src`.
+#[test]
+fn paths_print_without_a_leading_dot_slash() {
+    let dir = temp();
+    write(dir.path(), "src/lib.rs", UNBOUNDED_FIXED);
+    for args in [&[][..], &["."], &["./src"], &["src"], &["./src/lib.rs"]] {
+        let mut all = vec!["--format", "concise"];
+        all.extend_from_slice(args);
+        let run = run(dir.path(), &all);
+        assert_eq!(run.code, Some(1), "{args:?}: {}", run.stderr);
+        assert!(
+            run.stdout.starts_with("src/lib.rs:6:5: RA001 "),
+            "{args:?}:\n{}",
+            run.stdout
+        );
+    }
+}
+
+/// `cargo retry-audit` prints paths relative to the workspace root from any directory of it,
+/// as cargo and clippy do, never `../src/http.rs`.
+#[test]
+fn cargo_retry_audit_prints_paths_from_the_workspace_root() {
+    let dir = temp();
+    std::fs::create_dir(dir.path().join(".git")).expect("repository marker");
+    write(
+        dir.path(),
+        "Cargo.toml",
+        "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+         [workspace]\nmembers = [\"crates/client\"]\n",
+    );
+    write(dir.path(), "src/http.rs", UNBOUNDED_FIXED);
+    write(
+        dir.path(),
+        "crates/client/Cargo.toml",
+        "[package]\nname = \"client\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    );
+    write(dir.path(), "crates/client/src/lib.rs", UNBOUNDED_FIXED);
+    for at in ["", "src", "crates/client/src"] {
+        let output = Command::new(env!("CARGO_BIN_EXE_cargo-retry-audit"))
+            .args(["retry-audit", "--format", "concise"])
+            .current_dir(dir.path().join(at))
+            .env("CARGO", dir.path().join("no-such-cargo"))
+            .output()
+            .expect("the binary runs");
+        let run = Run::from(output);
+        let paths: Vec<&str> = run
+            .stdout
+            .lines()
+            .filter_map(|line| line.split_once(':').map(|(path, _)| path))
+            .filter(|path| Path::new(path).extension().is_some_and(|e| e == "rs"))
+            .collect();
+        assert_eq!(
+            paths,
+            [
+                "crates/client/src/lib.rs",
+                "crates/client/src/lib.rs",
+                "src/http.rs",
+                "src/http.rs"
+            ],
+            "from {at:?}: {}",
+            run.stderr
+        );
+    }
+}

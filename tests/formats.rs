@@ -807,7 +807,7 @@ fn machine_formats_keep_stdout_for_the_consumer() {
         );
         assert!(!run.stdout.contains(summary), "{format}: {}", run.stdout);
         assert!(
-            run.stderr.contains("warning: skipped ./broken.rs:1:"),
+            run.stderr.contains("warning: skipped broken.rs:1:"),
             "{format}: {}",
             run.stderr
         );
