@@ -326,6 +326,7 @@ struct End {
     stop: Option<&'static str>,
 }
 
+// retry-audit: allow(retries-client-error, reason = "the simulation's hand-written loop retries every refusal, as the clients it compares do")
 /// A hand-written retry loop: `STORM_ATTEMPTS` attempts, `strategy`'s wait in between.
 async fn naive_client(clock: &Clock, server: &RefCell<WindowServer>, strategy: Strategy) -> End {
     for attempt in 1..=STORM_ATTEMPTS {
