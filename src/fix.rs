@@ -417,7 +417,7 @@ fn diff_lines(a: &[&str], b: &[&str]) -> Vec<Op> {
     let (ma, mb) = (&a[prefix..a.len() - suffix], &b[prefix..b.len() - suffix]);
     let mut script = vec![Op::Equal; prefix];
     script.extend(myers(ma, mb));
-    script.extend(std::iter::repeat(Op::Equal).take(suffix));
+    script.extend(std::iter::repeat_n(Op::Equal, suffix));
     script
 }
 

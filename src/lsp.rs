@@ -847,7 +847,7 @@ impl<W: Write> Server<W> {
         let ready = self
             .documents
             .get(&params.text_document.uri)
-            .map_or(true, |doc| doc.analysis.is_some());
+            .is_none_or(|doc| doc.analysis.is_some());
         if ready || !wants_quickfix(&params) {
             let actions = self.code_actions(&params);
             self.send(&Response::new_ok(id, actions).into())
@@ -912,7 +912,7 @@ impl<W: Write> Server<W> {
 /// Whether a code action request asks for quick fixes (no `only`, or an `only` that includes
 /// `quickfix`).
 fn wants_quickfix(params: &CodeActionParams) -> bool {
-    params.context.only.as_ref().map_or(true, |only| {
+    params.context.only.as_ref().is_none_or(|only| {
         only.iter().any(|kind| {
             let kind = kind.as_str();
             kind.is_empty()
@@ -1116,7 +1116,7 @@ fn definitions_elsewhere(path: &std::path::Path, names: &[String]) -> Vec<(Strin
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     for entry in walk.flatten() {
         let p = entry.path();
-        if p == path || p.extension().map_or(true, |e| e != "rs") {
+        if p == path || p.extension().is_none_or(|e| e != "rs") {
             continue;
         }
         let Ok(meta) = entry.metadata() else { continue };

@@ -245,7 +245,10 @@ fn sarif_fingerprints_survive_line_shifts_but_not_changes() {
     let twice = format!("{UNBOUNDED_FIXED}\nmod again {{\n{UNBOUNDED_FIXED}}}\n");
     write(dir.path(), "retry.rs", &twice);
     let before = sarif_prints(dir.path(), "retry.rs");
-    assert!(before.len() >= 4 && before.len() % 2 == 0, "{before:?}");
+    assert!(
+        before.len() >= 4 && before.len().is_multiple_of(2),
+        "{before:?}"
+    );
     let unique: HashSet<&String> = before.iter().map(|(_, _, print)| print).collect();
     assert_eq!(
         unique.len(),
