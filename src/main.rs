@@ -24,6 +24,7 @@ use retry_audit::{Level, Rule, Settings};
 mod cli_output;
 mod cli_progress;
 mod cli_select;
+mod cli_show;
 mod cli_stdin;
 
 const AFTER_HELP: &str = "\
@@ -47,7 +48,9 @@ checked / files found, files per second), cleared before the report; never with 
 (json, sarif, github, gitlab, cargo-json), when standard error is not a terminal, or with --quiet.
 
 A subcommand name given as the first argument is the subcommand: to check a file or directory
-literally named `explain`, `rules` or `lsp`, write `./explain`, or put the paths after `--`.";
+literally named `check`, `explain`, `rules` or `lsp`, write `./explain`, or put the paths after
+`--`. `retry-audit check [OPTIONS] [PATHS]...` is the same as `retry-audit [OPTIONS] [PATHS]...`,
+as `ruff check`.";
 
 /// Finds retry anti-patterns in Rust code: unbounded retries, fixed delays, backoff without
 /// jitter, retried client errors and idempotency keys made per attempt.
@@ -67,6 +70,10 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Check files and directories (the default command): `retry-audit check PATHS` is
+    /// `retry-audit PATHS`.
+    #[command(after_help = AFTER_HELP)]
+    Check(Box<CheckArgs>),
     /// Print the documentation of a rule.
     Explain {
         /// Rule id or name, e.g. RA003 or missing-jitter.
@@ -102,10 +109,10 @@ struct CheckArgs {
     #[arg(long, value_name = "NAME")]
     stdin_filename: Option<PathBuf>,
 
-    /// Output format.
+    /// Output format (`--output-format` is ruff's name for it, `--message-format` cargo's).
     #[arg(
         long,
-        visible_alias = "message-format",
+        visible_aliases = ["output-format", "message-format"],
         value_enum,
         value_name = "FORMAT",
         default_value_t = Format::Human
@@ -155,6 +162,16 @@ struct CheckArgs {
         value_parser = cli_select::parse_selector
     )]
     select: Vec<cli_select::Selector>,
+
+    /// Run these rules too, in addition to those of --select (ids, names, id prefixes or `ALL`,
+    /// comma-separated or repeated).
+    #[arg(
+        long,
+        value_name = "RULES",
+        value_delimiter = ',',
+        value_parser = cli_select::parse_selector
+    )]
+    extend_select: Vec<cli_select::Selector>,
 
     /// Do not run these rules (ids, names, id prefixes or `ALL`, comma-separated or repeated);
     /// wins over --select and over the level flags.
@@ -214,6 +231,32 @@ struct CheckArgs {
     /// Ignore every configuration file: rule defaults and command-line flags only.
     #[arg(long)]
     isolated: bool,
+
+    /// Paths not to walk, instead of the configuration's `exclude`: globs relative to the
+    /// current directory (a pattern without `/` matches a file or directory name anywhere),
+    /// comma-separated or repeated. Paths named on the command line are checked anyway, unless
+    /// --force-exclude.
+    #[arg(long, value_name = "PATTERNS", value_delimiter = ',')]
+    exclude: Option<Vec<String>>,
+
+    /// Paths not to walk, in addition to the configuration's `exclude` (globs as --exclude).
+    #[arg(long, value_name = "PATTERNS", value_delimiter = ',')]
+    extend_exclude: Vec<String>,
+
+    /// Apply the exclusions to the paths named on the command line too, and to
+    /// --stdin-filename (an excluded input is not checked), as for the files pre-commit and
+    /// editors pass.
+    #[arg(long)]
+    force_exclude: bool,
+
+    /// Print the files that would be checked, one per line, and exit.
+    #[arg(long, conflicts_with_all = ["show_settings", "fix", "diff", "write_baseline", "statistics"])]
+    show_files: bool,
+
+    /// Print the settings the first file to check would get (the configuration file, the
+    /// exclusions, each rule's level, the `[extend]` lists) and exit.
+    #[arg(long, conflicts_with_all = ["fix", "diff", "write_baseline", "statistics"])]
+    show_settings: bool,
 
     /// Report only the findings that are not recorded in the baseline FILE.
     #[arg(long, value_name = "FILE", conflicts_with = "write_baseline")]
@@ -299,12 +342,6 @@ pub(crate) fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => e.exit(),
     };
-    if let Err(message) = check_conventions(&cli, &matches) {
-        let mut command = command;
-        command
-            .error(clap::error::ErrorKind::ArgumentConflict, message)
-            .exit();
-    }
     let result = match cli.command {
         Some(Command::Explain { rule }) => print_to_stdout(|out| render::write_explain(rule, out)),
         Some(Command::Rules { format }) => print_to_stdout(match format {
@@ -312,9 +349,36 @@ pub(crate) fn main() -> ExitCode {
             RulesFormat::Json => render::write_rule_list_json,
         }),
         Some(Command::Lsp) => return serve_lsp(),
-        None => return exit_zero(check(&cli.check, &matches, cargo), cli.check.exit_zero),
+        Some(Command::Check(args)) => {
+            let sub = matches.subcommand_matches("check").unwrap_or(&matches);
+            let mut check_command = command
+                .find_subcommand("check")
+                .cloned()
+                .unwrap_or_else(|| command.clone());
+            return run_check(&mut check_command, &args, sub, cargo);
+        }
+        None => {
+            let mut command = command;
+            return run_check(&mut command, &cli.check, &matches, cargo);
+        }
     };
     exit_after_output(result, ExitCode::SUCCESS)
+}
+
+/// The check, `retry-audit [OPTIONS] [PATHS]` or `retry-audit check ...`: the combinations of
+/// flags clap cannot check are usage errors, then the scan.
+fn run_check(
+    command: &mut clap::Command,
+    args: &CheckArgs,
+    matches: &ArgMatches,
+    cargo: bool,
+) -> ExitCode {
+    if let Err(message) = check_conventions(args, matches) {
+        command
+            .error(clap::error::ErrorKind::ArgumentConflict, message)
+            .exit();
+    }
+    exit_zero(check(args, matches, cargo), args.exit_zero)
 }
 
 /// The arguments, and whether this is `cargo retry-audit`: cargo runs the `cargo-retry-audit`
@@ -353,6 +417,7 @@ fn scan_options(
     } else {
         config::Configs::discover(&command_line)
     };
+    let configs = configs.with_command_line_exclude(command_line_exclude(args)?);
     let (paths, skip_nested_packages) = if let Some(workspace) = workspace {
         // The current directory is the workspace's root (`enter_workspace_root`).
         let cwd = config::absolute(here);
@@ -368,6 +433,15 @@ fn scan_options(
     } else {
         (args.paths.clone(), false)
     };
+    // `--force-exclude`: a path named on the command line is excluded as a walked one would be.
+    let paths = if args.force_exclude {
+        paths
+            .into_iter()
+            .filter(|path| !is_excluded(&configs, path))
+            .collect()
+    } else {
+        paths
+    };
     Ok(ScanOptions {
         paths,
         settings: configs.base_settings().clone(),
@@ -375,6 +449,29 @@ fn scan_options(
         config: Some(Arc::new(configs)),
         skip_nested_packages,
     })
+}
+
+/// `--exclude` and `--extend-exclude`, compiled.
+fn command_line_exclude(args: &CheckArgs) -> Result<config::CommandLineExclude, String> {
+    let globs = |patterns: &[String], flag: &str| {
+        config::Globs::from_patterns(patterns).map_err(|e| format!("{flag}: {e}"))
+    };
+    Ok(config::CommandLineExclude {
+        exclude: args
+            .exclude
+            .as_deref()
+            .map(|p| globs(p, "--exclude"))
+            .transpose()?,
+        extend: globs(&args.extend_exclude, "--extend-exclude")?,
+    })
+}
+
+/// Whether the exclusions in force for `path` cover it (an invalid configuration excludes
+/// nothing here: the scan reports it).
+fn is_excluded(configs: &config::Configs, path: &std::path::Path) -> bool {
+    configs
+        .for_path(path)
+        .is_ok_and(|config| config.is_excluded(path))
 }
 
 /// Whether this run scans the members of the Cargo workspace: `cargo retry-audit` without paths
@@ -435,6 +532,29 @@ fn check(args: &CheckArgs, matches: &ArgMatches, cargo: bool) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if args.show_files {
+        let mut all_found = true;
+        let shown = print_to_stdout(|out| {
+            all_found = cli_show::files(&options, out)?;
+            Ok(())
+        });
+        let code = if all_found {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(2)
+        };
+        return exit_after_output(shown, code);
+    }
+    if args.show_settings {
+        let mut out = io::stdout().lock();
+        return match cli_show::settings(&options, args.force_exclude, &mut out) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                report_error(&format!("error: {e}"));
+                ExitCode::from(2)
+            }
+        };
+    }
     let stdin = match stdin_input(args, matches) {
         Ok(stdin) => stdin,
         Err(e) => {
@@ -651,7 +771,12 @@ fn settings(args: &CheckArgs, matches: &ArgMatches) -> Settings {
             Deny::Warnings => settings.warnings_as_errors = true,
         }
     }
-    cli_select::apply(&args.select, &args.ignore, &mut settings);
+    cli_select::apply(
+        &args.select,
+        &args.extend_select,
+        &args.ignore,
+        &mut settings,
+    );
     // `--strict` fails on a file that does not parse: every body must be parsed to know.
     settings.full_parse = args.full_parse || args.strict;
     settings
@@ -785,11 +910,7 @@ fn write_statistics(
 }
 
 /// Combinations of flags that clap cannot check by itself: a usage error (exit 2) naming them.
-fn check_conventions(cli: &Cli, matches: &ArgMatches) -> Result<(), String> {
-    let args = &cli.check;
-    if cli.command.is_some() {
-        return Ok(());
-    }
+fn check_conventions(args: &CheckArgs, matches: &ArgMatches) -> Result<(), String> {
     cli_stdin::name(
         &args.paths,
         args.stdin_filename.as_deref(),
@@ -833,8 +954,19 @@ fn scan_or_read(
     stdin: Option<&cli_stdin::Input>,
 ) -> Result<ScanReport, scan::ScanError> {
     use std::io::IsTerminal;
+    let excluded = |path: &std::path::Path| {
+        args.force_exclude
+            && options
+                .config
+                .as_ref()
+                .is_some_and(|configs| is_excluded(configs, path))
+    };
     match stdin {
+        // `--force-exclude`: an excluded input is not checked (and `--fix` echoes it).
+        Some(input) if excluded(&input.path) => Ok(ScanReport::default()),
         Some(input) => cli_stdin::check(input, options),
+        // Every path named was excluded: nothing to check (not the current directory).
+        None if options.paths.is_empty() => Ok(ScanReport::default()),
         None if cli_progress::should_show(args.format, io::stderr().is_terminal(), args.quiet) => {
             // Dropped, and so cleared, before anything else is written.
             let bar = cli_progress::Bar::new();

@@ -279,6 +279,27 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
     scan_with_progress(options, &())
 }
 
+/// The files a scan of `options` would check, sorted, and the paths given that cannot be
+/// checked (`--show-files`): the same walk as [`scan`], nothing read.
+#[must_use]
+pub fn files(options: &ScanOptions) -> (Vec<PathBuf>, Vec<BadPath>) {
+    let default_root = [PathBuf::from(".")];
+    let roots = if options.paths.is_empty() {
+        &default_root[..]
+    } else {
+        &options.paths[..]
+    };
+    let (candidates, bad) = collect_files(roots, &walk_filter(options));
+    let files = candidates
+        .into_iter()
+        .filter_map(|c| match c {
+            Candidate::File(path) => Some(path),
+            Candidate::Unreadable(..) => None,
+        })
+        .collect();
+    (files, bad)
+}
+
 /// Told how far a scan has got, from the worker threads (the command line's progress bar; the
 /// scan itself never draws anything).
 pub trait Progress: Sync {

@@ -144,3 +144,215 @@ fn cargo_retry_audit_prints_paths_from_the_workspace_root() {
         );
     }
 }
+
+// ------------------------------------------------------------- ruff's command-line conventions
+
+/// A retry loop with a constant sleep and a bound: RA002 only.
+const BOUNDED_FIXED: &str = "\
+fn op() -> Result<u32, ()> {
+    Err(())
+}
+
+fn fetch() -> Result<u32, ()> {
+    for _ in 0..3 {
+        match op() {
+            Ok(v) => return Ok(v),
+            Err(()) => std::thread::sleep(std::time::Duration::from_secs(1)),
+        }
+    }
+    op()
+}
+";
+
+/// The `path:line:col: RULE` of each concise line, without the message and summary.
+fn findings(stdout: &str) -> Vec<String> {
+    stdout
+        .lines()
+        .filter(|l| !l.starts_with("retry-audit: "))
+        .filter_map(|l| {
+            let mut parts = l.splitn(3, ": ");
+            Some(format!(
+                "{}: {}",
+                parts.next()?,
+                parts.next()?.split(' ').next()?
+            ))
+        })
+        .collect()
+}
+
+/// `retry-audit check PATH...` is the scan, as `ruff check`; `--output-format` is `--format`.
+#[test]
+fn check_is_the_scan_and_output_format_is_format() {
+    let dir = temp();
+    write(dir.path(), "src/retry.rs", UNBOUNDED_FIXED);
+    let plain = run(dir.path(), &["--format", "concise", "src"]);
+    assert_eq!(plain.code, Some(1), "{}", plain.stderr);
+    for args in [
+        &["check", "--format", "concise", "src"][..],
+        &["check", "--output-format", "concise", "src"],
+        &["--output-format", "concise", "src"],
+        &["check", "--output-format=concise"],
+    ] {
+        let run = run(dir.path(), args);
+        assert_eq!(run.code, Some(1), "{args:?}: {}", run.stderr);
+        assert_eq!(run.stdout, plain.stdout, "{args:?}");
+    }
+    let json = run(dir.path(), &["check", "--output-format", "json", "src"]);
+    assert!(
+        json.stdout.starts_with("{\"rule\":\"RA001\""),
+        "{}",
+        json.stdout
+    );
+    let help = run(dir.path(), &["--help"]);
+    assert!(help.stdout.contains("  check "), "{}", help.stdout);
+    assert!(help.stdout.contains("--output-format"), "{}", help.stdout);
+    let check_help = run(dir.path(), &["check", "--help"]);
+    assert!(
+        check_help.stdout.contains("--extend-exclude"),
+        "{}",
+        check_help.stdout
+    );
+}
+
+/// `--extend-select` adds rules to `--select`'s, as in ruff.
+#[test]
+fn extend_select_adds_to_select() {
+    let dir = temp();
+    write(dir.path(), "retry.rs", UNBOUNDED_FIXED);
+    let run = run(
+        dir.path(),
+        &[
+            "--format",
+            "concise",
+            "--select",
+            "RA001",
+            "--extend-select",
+            "fixed-delay",
+        ],
+    );
+    assert_eq!(
+        findings(&run.stdout),
+        ["retry.rs:6:5: RA001", "retry.rs:9:23: RA002"],
+        "{}",
+        run.stderr
+    );
+    let only = self::run(
+        dir.path(),
+        &["--format", "concise", "--extend-select", "RA002"],
+    );
+    assert_eq!(findings(&only.stdout).len(), 2, "all rules still run");
+}
+
+/// `--exclude` replaces the configuration's `exclude`, `--extend-exclude` adds to it (globs
+/// relative to the current directory); files named on the command line are checked anyway,
+/// unless `--force-exclude`, which also applies to `--stdin-filename`.
+#[test]
+fn exclude_extend_exclude_and_force_exclude() {
+    let dir = temp();
+    std::fs::create_dir(dir.path().join(".git")).expect("repository marker");
+    write(dir.path(), "retry-audit.toml", "exclude = [\"vendor\"]\n");
+    for file in ["a.rs", "vendor/b.rs", "gen/c.rs"] {
+        write(dir.path(), file, BOUNDED_FIXED);
+    }
+    let files = |args: &[&str]| -> Vec<String> {
+        let mut all = vec!["--format", "concise"];
+        all.extend_from_slice(args);
+        let run = run(dir.path(), &all);
+        assert!(run.code.is_some_and(|c| c < 2), "{args:?}: {}", run.stderr);
+        findings(&run.stdout)
+            .iter()
+            .map(|f| f.split(':').next().unwrap_or_default().to_owned())
+            .collect()
+    };
+    assert_eq!(files(&[]), ["a.rs", "gen/c.rs"]);
+    assert_eq!(files(&["--extend-exclude", "gen"]), ["a.rs"]);
+    assert_eq!(files(&["--exclude", "gen"]), ["a.rs", "vendor/b.rs"]);
+    assert_eq!(files(&["--exclude", "gen,a.rs"]), ["vendor/b.rs"]);
+    assert_eq!(files(&["vendor/b.rs"]), ["vendor/b.rs"], "named: checked");
+    assert!(files(&["--force-exclude", "vendor/b.rs"]).is_empty());
+    assert!(files(&["--force-exclude", "vendor"]).is_empty());
+    assert_eq!(files(&["--force-exclude", "vendor/b.rs", "a.rs"]), ["a.rs"]);
+    let stdin = |args: &[&str]| -> Run {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_retry-audit"))
+            .args(args)
+            .current_dir(dir.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("runs");
+        {
+            use std::io::Write as _;
+            let mut input = child.stdin.take().expect("stdin");
+            input.write_all(BOUNDED_FIXED.as_bytes()).expect("written");
+        }
+        child.wait_with_output().expect("ends").into()
+    };
+    let named = stdin(&[
+        "--format",
+        "concise",
+        "--stdin-filename",
+        "vendor/b.rs",
+        "-",
+    ]);
+    assert_eq!(findings(&named.stdout), ["vendor/b.rs:9:24: RA002"]);
+    let forced = stdin(&[
+        "--format",
+        "concise",
+        "--force-exclude",
+        "--stdin-filename",
+        "vendor/b.rs",
+        "-",
+    ]);
+    assert_eq!(forced.code, Some(0), "{}", forced.stderr);
+    assert!(findings(&forced.stdout).is_empty(), "{}", forced.stdout);
+    let fixed = stdin(&[
+        "--fix",
+        "--force-exclude",
+        "--stdin-filename",
+        "vendor/b.rs",
+        "-",
+    ]);
+    assert_eq!(
+        fixed.stdout, BOUNDED_FIXED,
+        "an excluded input is echoed unchanged"
+    );
+}
+
+/// `--show-files` lists what would be checked; `--show-settings` what a file is checked with.
+#[test]
+fn show_files_and_show_settings() {
+    let dir = temp();
+    std::fs::create_dir(dir.path().join(".git")).expect("repository marker");
+    write(
+        dir.path(),
+        "retry-audit.toml",
+        "exclude = [\"vendor\"]\n[rules]\nfixed-delay = \"deny\"\n[extend]\nsleep-fns = [\"crate::time::pause\"]\n",
+    );
+    for file in ["src/a.rs", "vendor/b.rs", "src/c.rs"] {
+        write(dir.path(), file, BOUNDED_FIXED);
+    }
+    let files = run(dir.path(), &["--show-files"]);
+    assert_eq!(files.code, Some(0), "{}", files.stderr);
+    assert_eq!(files.stdout, "src/a.rs\nsrc/c.rs\n");
+    let excluded = run(
+        dir.path(),
+        &["check", "--show-files", "--extend-exclude", "c.rs"],
+    );
+    assert_eq!(excluded.stdout, "src/a.rs\n");
+
+    let settings = run(dir.path(), &["--show-settings", "--warn", "RA001", "src"]);
+    assert_eq!(settings.code, Some(0), "{}", settings.stderr);
+    let text = &settings.stdout;
+    for line in [
+        "Resolved settings for: src/a.rs",
+        "Settings path: retry-audit.toml",
+        "exclude = [\"vendor\"]",
+        "RA001 unbounded-retry = \"warning\"",
+        "RA002 fixed-delay = \"error\"",
+        "RA003 missing-jitter = \"warning\"",
+        "sleep-fns = [\"crate::time::pause\"]",
+    ] {
+        assert!(text.lines().any(|l| l.trim() == line), "{line}:\n{text}");
+    }
+}

@@ -185,10 +185,16 @@ fn the_pre_commit_hook_runs_retry_audit_on_the_rust_files_it_is_given() {
         run.stderr
     );
     assert!(run.stdout.contains("error[RA001]"), "{}", run.stdout);
-    let mut passing = command;
+    let mut passing = command.clone();
     passing.push("src/clean.rs".to_owned());
     let run = retry_audit(dir.path(), &passing);
     assert_eq!(run.code, Some(0), "{}", run.stderr);
+    // The configuration's `exclude` applies to the files pre-commit passes (--force-exclude).
+    write(dir.path(), "retry-audit.toml", "exclude = [\"retry.rs\"]\n");
+    let mut excluded = command;
+    excluded.push("src/retry.rs".to_owned());
+    let run = retry_audit(dir.path(), &excluded);
+    assert_eq!(run.code, Some(0), "{}{}", run.stdout, run.stderr);
 }
 
 // --------------------------------------------------------------------------- GitHub Action
