@@ -89,7 +89,10 @@ mod tests {
         assert_eq!(sel("fixed-delay"), Selector(vec![Rule::FixedDelay]));
         assert_eq!(
             ids(&sel("RA00").0),
-            ["RA001", "RA002", "RA003", "RA004", "RA005", "RA006", "RA007", "RA008", "RA009"]
+            [
+                "RA000", "RA001", "RA002", "RA003", "RA004", "RA005", "RA006", "RA007", "RA008",
+                "RA009"
+            ]
         );
         assert_eq!(ids(&sel("RA1").0), ["RA100"]);
         assert_eq!(sel("ALL").0, Rule::ALL);
@@ -117,7 +120,7 @@ mod tests {
                 &[],
                 &[sel("RA002"), sel("missing-jitter")]
             )),
-            ["RA001", "RA004", "RA005", "RA006", "RA007", "RA008", "RA009"]
+            ["RA000", "RA001", "RA004", "RA005", "RA006", "RA007", "RA008", "RA009"]
         );
         assert!(selected(&[sel("RA002")], &[], &[sel("RA00")]).is_empty());
         assert_eq!(

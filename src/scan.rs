@@ -1094,7 +1094,16 @@ fn check_file(
                 Some(facts),
             )
         }
-        Ok(Err(error)) => (Outcome::Skipped(SkipReason::File(error)), None),
+        Ok(Err(error)) => match Diagnostic::syntax_error(&error, &bytes, settings) {
+            Some(finding) => (
+                Outcome::Checked {
+                    diagnostics: vec![finding],
+                    source: String::from_utf8(bytes).ok(),
+                },
+                None,
+            ),
+            None => (Outcome::Skipped(SkipReason::File(error)), None),
+        },
         Err(payload) => (
             Outcome::Skipped(SkipReason::Internal(panic_message(&*payload))),
             None,

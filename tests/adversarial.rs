@@ -441,14 +441,23 @@ fn paths_with_spaces_and_non_ascii_names() {
     assert_eq!(run.code, Some(1), "{}", run.stderr);
     let findings = json_lines(&run.stdout);
     assert!(!findings.is_empty());
-    for finding in &findings {
+    // The file that does not parse is a finding (RA000) at its syntax error.
+    let (broken, others): (Vec<_>, Vec<_>) = findings.iter().partition(|f| f["rule"] == "RA000");
+    for finding in &others {
         assert_eq!(finding["path"], "my project/src/réessai ✓/retry loop.rs");
     }
+    assert_eq!(broken.len(), 1, "{findings:?}");
+    assert_eq!(broken[0]["path"], "my project/src/réessai ✓/cassé — 1.rs");
     assert_eq!(
-        skipped_lines(&run.stderr),
-        ["warning: skipped my project/src/réessai ✓/cassé — 1.rs:1:4: cannot tokenize the file: `(` is never closed"]
+        (broken[0]["line"].as_u64(), broken[0]["column"].as_u64()),
+        (Some(1), Some(4))
     );
-    assert_eq!(summary(&run.stderr), (2, 1));
+    assert_eq!(
+        broken[0]["message"],
+        "file does not parse: cannot tokenize the file: `(` is never closed"
+    );
+    assert!(skipped_lines(&run.stderr).is_empty(), "{}", run.stderr);
+    assert_eq!(summary(&run.stderr), (3, 0));
 
     // Named explicitly, in human output.
     let human = self::run(dir.path(), &["my project/src/réessai ✓/retry loop.rs"]);
@@ -470,7 +479,7 @@ fn a_file_name_that_is_not_utf8_is_checked_and_shown_lossily() {
     let dir = temp();
     let name = std::ffi::OsStr::from_bytes(b"caf\xe9.rs");
     fs::write(dir.path().join(name), RETRY).expect("write");
-    write(dir.path(), "broken.rs", "fn (");
+    write(dir.path(), "latin1.rs", b"fn caf\xe9() {}\n");
     let run = run(dir.path(), &["--format", "json", "."]);
     assert_eq!(run.code, Some(1), "{}", run.stderr);
     let findings = json_lines(&run.stdout);
@@ -601,7 +610,7 @@ fn human_output_columns_after_a_byte_order_mark_match_json() {
 fn strict_turns_a_skipped_file_into_exit_status_two_after_the_full_report() {
     let dir = temp();
     write(dir.path(), "a_retry.rs", RETRY);
-    write(dir.path(), "b_broken.rs", "fn (");
+    write(dir.path(), "b_latin1.rs", b"fn caf\xe9() {}\n");
     write(dir.path(), "c_latin1.rs", b"fn caf\xe9() {}\n");
     write(dir.path(), "d_clean.rs", CLEAN);
 
@@ -623,7 +632,7 @@ fn strict_turns_a_skipped_file_into_exit_status_two_after_the_full_report() {
     );
 
     // Only skipped files: 0 without --strict, 2 with it (human output too).
-    let only_broken = ["b_broken.rs", "d_clean.rs"];
+    let only_broken = ["b_latin1.rs", "d_clean.rs"];
     assert_eq!(run(dir.path(), &only_broken).code, Some(0));
     let strict_human = run(dir.path(), &["--strict", only_broken[0], only_broken[1]]);
     assert_eq!(strict_human.code, Some(2));
@@ -640,7 +649,7 @@ fn strict_turns_a_skipped_file_into_exit_status_two_after_the_full_report() {
 fn writing_a_baseline_lists_skipped_files_and_strict_fails_after_writing_it() {
     let dir = temp();
     write(dir.path(), "a_retry.rs", RETRY);
-    write(dir.path(), "b_broken.rs", "fn (");
+    write(dir.path(), "b_latin1.rs", b"fn caf\xe9() {}\n");
 
     let lenient = run(dir.path(), &["--write-baseline", "lenient.json"]);
     assert_eq!(lenient.code, Some(0), "{}", lenient.stderr);

@@ -203,7 +203,7 @@ fn the_flags_and_the_configuration_work_as_for_retry_audit() {
     assert!(!configured.paths().iter().any(|p| p.starts_with("tools")));
     let rules = run(dir.path(), &["retry-audit", "rules"], None);
     assert_eq!(rules.code, Some(0));
-    assert!(rules.stdout.starts_with("RA001"), "{}", rules.stdout);
+    assert!(rules.stdout.starts_with("RA000"), "{}", rules.stdout);
 }
 
 #[test]

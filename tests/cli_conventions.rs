@@ -243,10 +243,10 @@ fn exit_zero_passes_with_error_findings_but_not_usage_or_io_errors() {
         ],
     );
     assert_eq!(config.code, Some(2), "{}", config.stderr);
-    write(dir.path(), "broken.rs", "fn broken( {\n");
+    write(dir.path(), "latin1.rs", b"fn caf\xe9() {}\n");
     let strict = run(
         dir.path(),
-        &["--exit-zero", "--strict", "broken.rs", "retry.rs"],
+        &["--exit-zero", "--strict", "latin1.rs", "retry.rs"],
     );
     assert_eq!(strict.code, Some(2), "{}", strict.stderr);
     assert_eq!(skipped_lines(&strict.stderr).len(), 1, "{}", strict.stderr);
@@ -347,14 +347,14 @@ fn an_output_file_that_cannot_be_written_exits_2_and_says_which() {
 #[test]
 fn quiet_prints_the_findings_and_problems_only() {
     let dir = project();
-    write(dir.path(), "broken.rs", "fn broken( {\n");
+    write(dir.path(), "latin1.rs", b"fn caf\xe9() {}\n");
     let loud = run(
         dir.path(),
-        &["--format", "concise", "broken.rs", "retry.rs"],
+        &["--format", "concise", "latin1.rs", "retry.rs"],
     );
     let quiet = run(
         dir.path(),
-        &["-q", "--format", "concise", "broken.rs", "retry.rs"],
+        &["-q", "--format", "concise", "latin1.rs", "retry.rs"],
     );
     assert_eq!(quiet.code, loud.code);
     let findings: Vec<&str> = loud
@@ -584,13 +584,17 @@ fn a_dash_reads_standard_input_and_names_it_dash() {
         &[],
         Some(b"fn broken( {\n"),
     );
-    assert_eq!(broken.code, Some(0));
-    let skipped = skipped_lines(&broken.stderr);
-    assert_eq!(skipped.len(), 1, "{}", broken.stderr);
+    // A source that does not parse is a finding (RA000) of `-`, as a file's would be.
+    assert_eq!(broken.code, Some(1), "{}", broken.stderr);
     assert!(
-        skipped[0].starts_with("warning: skipped -:1:"),
+        skipped_lines(&broken.stderr).is_empty(),
         "{}",
-        skipped[0]
+        broken.stderr
+    );
+    assert!(
+        broken.stdout.contains("error[RA000]") && broken.stdout.contains(" --> -:1:12"),
+        "{}",
+        broken.stdout
     );
 }
 
@@ -698,7 +702,11 @@ fn fix_on_standard_input_prints_the_fixed_source_and_reports_on_stderr() {
     );
     let broken = run_with(dir.path(), &["--fix", "-"], &[], Some(b"fn broken( {\n"));
     assert_eq!(broken.stdout, "fn broken( {\n");
-    assert_eq!(skipped_lines(&broken.stderr).len(), 1, "{}", broken.stderr);
+    assert!(
+        broken.stderr.contains("error[RA000]"),
+        "reported on standard error: {}",
+        broken.stderr
+    );
     let to_file = run_with(
         dir.path(),
         &["--fix", "-o", "report.json", "--format", "json", "-"],

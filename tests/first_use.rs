@@ -356,3 +356,76 @@ fn show_files_and_show_settings() {
         assert!(text.lines().any(|l| l.trim() == line), "{line}:\n{text}");
     }
 }
+
+// ---------------------------------------------------------------- a file that does not parse
+
+/// A file that does not parse is a finding, RA000 `syntax-error`, at its first syntax error,
+/// at error level: it fails the run (status 1) in every format, as ruff's syntax errors do.
+/// Turned off, the file is skipped again, and `--strict` still fails the run for it (status 2).
+#[test]
+fn a_file_that_does_not_parse_is_a_finding_that_fails_the_run() {
+    let dir = temp();
+    // The error is in a retry loop's function, whose body is always parsed.
+    write(
+        dir.path(),
+        "broken.rs",
+        "fn fetch() -> u32 {\n    loop {\n        let x = 1 +;\n    }\n}\n",
+    );
+    // In a body the pre-filter leaves out: seen with --full-parse (and --strict).
+    write(
+        dir.path(),
+        "hidden.rs",
+        "fn main() {\n    let y = 2 *;\n}\n",
+    );
+    write(
+        dir.path(),
+        "ok.rs",
+        "pub fn add(a: u32) -> u32 {\n    a + 1\n}\n",
+    );
+    let concise = run(dir.path(), &["--format", "concise"]);
+    assert_eq!(concise.code, Some(1), "{}", concise.stderr);
+    assert_eq!(
+        concise.stdout.lines().next(),
+        Some("broken.rs:3:20: RA000 file does not parse: expected an expression"),
+        "{}",
+        concise.stdout
+    );
+    assert!(concise
+        .stdout
+        .contains("3 files checked, 0 skipped, 1 error"));
+    let full = run(dir.path(), &["--format", "json", "--full-parse"]);
+    let rules: Vec<(String, u64)> = support::json_lines(&full.stdout)
+        .iter()
+        .map(|f| {
+            (
+                format!("{} {}", f["path"].as_str().unwrap_or_default(), f["rule"]),
+                f["line"].as_u64().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rules,
+        [
+            ("broken.rs \"RA000\"".to_owned(), 3),
+            ("hidden.rs \"RA000\"".to_owned(), 2)
+        ]
+    );
+    let human = run(dir.path(), &["--color", "never"]);
+    assert!(
+        human
+            .stdout
+            .starts_with("error[RA000]: file does not parse: expected an expression\n"),
+        "{}",
+        human.stdout
+    );
+    let off = run(dir.path(), &["--ignore", "RA000"]);
+    assert_eq!(off.code, Some(0), "{}", off.stderr);
+    assert!(
+        off.stderr
+            .contains("warning: skipped broken.rs:3:20: expected an expression"),
+        "{}",
+        off.stderr
+    );
+    let strict = run(dir.path(), &["--ignore", "RA000", "--strict"]);
+    assert_eq!(strict.code, Some(2), "{}", strict.stderr);
+}
