@@ -135,7 +135,7 @@ struct CheckArgs {
     #[arg(long, conflicts_with_all = ["diff", "write_baseline"])]
     statistics: bool,
 
-    /// When to colour the output (`human` only). With `auto`, `NO_COLOR` (set, not empty) turns
+    /// When to colour the output (`human` and `concise`). With `auto`, `NO_COLOR` (set, not empty) turns
     /// colour off and `CLICOLOR_FORCE` (set, not empty, not 0) turns it on even when the output
     /// is not a terminal; `NO_COLOR` wins. `always` and `never` win over both.
     #[arg(long, value_enum, value_name = "WHEN", default_value_t = Color::Auto)]
@@ -803,7 +803,7 @@ fn write_report(
             write_summary(report, out)
         }
         Format::Concise => {
-            concise::render(report, &mut &mut *out)?;
+            concise::render(report, out)?;
             write_summary(report, out)
         }
         Format::Json => write_machine(report, out, |out| json::render(report, out)),

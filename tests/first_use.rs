@@ -429,3 +429,52 @@ fn a_file_that_does_not_parse_is_a_finding_that_fails_the_run() {
     let strict = run(dir.path(), &["--ignore", "RA000", "--strict"]);
     assert_eq!(strict.code, Some(2), "{}", strict.stderr);
 }
+
+// ------------------------------------------------------------------ concise output in colour
+
+/// `concise` is coloured on a terminal as `human` is (the path in bold, the rule in the colour
+/// of its level), as ruff colours its concise output; never in a pipe by default, never with
+/// `NO_COLOR`, always with `--color always` or `CLICOLOR_FORCE`.
+#[test]
+fn concise_output_is_coloured_as_asked_and_honours_no_color() {
+    let dir = temp();
+    write(dir.path(), "retry.rs", UNBOUNDED_FIXED);
+    let with_env = |args: &[&str], env: &[(&str, &str)]| -> String {
+        let output = Command::new(env!("CARGO_BIN_EXE_retry-audit"))
+            .args(args)
+            .current_dir(dir.path())
+            .env_remove("NO_COLOR")
+            .env_remove("CLICOLOR")
+            .env_remove("CLICOLOR_FORCE")
+            .envs(env.iter().copied())
+            .output()
+            .expect("runs");
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    let always = with_env(&["--format", "concise", "--color", "always"], &[]);
+    assert!(
+        always.contains("\u{1b}[1mretry.rs"),
+        "the path in bold: {always:?}"
+    );
+    assert!(
+        always.contains("\u{1b}[31mRA001"),
+        "RA001 in red: {always:?}"
+    );
+    assert!(
+        always.contains("\u{1b}[33mRA002"),
+        "RA002 in yellow: {always:?}"
+    );
+    let forced = with_env(&["--format", "concise"], &[("CLICOLOR_FORCE", "1")]);
+    assert!(forced.contains('\u{1b}'), "{forced:?}");
+    let plain = with_env(&["--format", "concise"], &[]);
+    assert!(
+        !plain.contains('\u{1b}'),
+        "a pipe is not coloured: {plain:?}"
+    );
+    let no_color = with_env(
+        &["--format", "concise"],
+        &[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")],
+    );
+    assert!(!no_color.contains('\u{1b}'), "{no_color:?}");
+    assert_eq!(no_color, plain);
+}
