@@ -26,6 +26,7 @@ mod cli_progress;
 mod cli_select;
 mod cli_show;
 mod cli_stdin;
+mod cli_watch;
 
 const AFTER_HELP: &str = "\
 Rules are named by id or name, e.g. `--allow RA002` or `--allow fixed-delay`. When the same rule
@@ -248,6 +249,15 @@ struct CheckArgs {
     /// editors pass.
     #[arg(long)]
     force_exclude: bool,
+
+    /// Check, then check again whenever a Rust file to check or a configuration file changes,
+    /// until interrupted (Ctrl-C); on a terminal each report replaces the last.
+    #[arg(
+        long,
+        short = 'w',
+        conflicts_with_all = ["fix", "diff", "write_baseline", "stdin_filename", "show_files", "show_settings"]
+    )]
+    watch: bool,
 
     /// Print the files that would be checked, one per line, and exit.
     #[arg(long, conflicts_with_all = ["show_settings", "fix", "diff", "write_baseline", "statistics"])]
@@ -555,6 +565,9 @@ fn check(args: &CheckArgs, matches: &ArgMatches, cargo: bool) -> ExitCode {
             }
         };
     }
+    if args.watch {
+        watch(args, matches, workspace.as_ref());
+    }
     let stdin = match stdin_input(args, matches) {
         Ok(stdin) => stdin,
         Err(e) => {
@@ -606,20 +619,8 @@ fn check(args: &CheckArgs, matches: &ArgMatches, cargo: bool) -> ExitCode {
         };
     }
     let mut report = report;
-    if let Some(path) = &args.baseline {
-        let filtered = baseline::Baseline::read(path).map(|b| b.filter(&mut report));
-        match filtered {
-            Ok(filtered) if filtered.hidden + filtered.stale > 0 => cli_output::note(&format!(
-                "retry-audit: {} in the baseline hidden, {} no longer found",
-                count(filtered.hidden, "finding", "findings"),
-                filtered.stale
-            )),
-            Ok(_) => {}
-            Err(e) => {
-                report_error(&format!("error: {e}"));
-                return ExitCode::from(2);
-            }
-        }
+    if let Err(code) = hide_known(&mut report, args) {
+        return code;
     }
     let code = if report.has_errors() {
         ExitCode::from(1)
@@ -632,6 +633,59 @@ fn check(args: &CheckArgs, matches: &ArgMatches, cargo: bool) -> ExitCode {
     exit_after_output(
         written,
         failure_exit(&report, args.strict, unwritten).unwrap_or(code),
+    )
+}
+
+/// `--baseline`: the findings it records are not reported (nor counted); how many on stderr.
+fn hide_known(report: &mut ScanReport, args: &CheckArgs) -> Result<(), ExitCode> {
+    if let Some(path) = &args.baseline {
+        let filtered = baseline::Baseline::read(path).map(|b| b.filter(report));
+        match filtered {
+            Ok(filtered) if filtered.hidden + filtered.stale > 0 => cli_output::note(&format!(
+                "retry-audit: {} in the baseline hidden, {} no longer found",
+                count(filtered.hidden, "finding", "findings"),
+                filtered.stale
+            )),
+            Ok(_) => {}
+            Err(e) => {
+                report_error(&format!("error: {e}"));
+                return Err(ExitCode::from(2));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `--watch`: the check and its report, again after every change to the files or their
+/// configuration (see [`cli_watch`]), until interrupted. On a terminal, each report replaces
+/// the last on the screen.
+fn watch(args: &CheckArgs, matches: &ArgMatches, workspace: Option<&workspace::Workspace>) -> ! {
+    use std::io::IsTerminal;
+    cli_watch::run(
+        || match scan_options(args, matches, workspace) {
+            Ok(options) => Some(options),
+            Err(e) => {
+                report_error(&format!("error: {e}"));
+                None
+            }
+        },
+        |options| {
+            if args.output_file.is_none() && io::stdout().is_terminal() {
+                // Clear the screen and go home, as `ruff check --watch` does.
+                print!("\x1b[2J\x1b[H");
+            }
+            let mut report = match scan_or_read(args, options, None) {
+                Ok(report) => report,
+                Err(e) => {
+                    report_error(&format!("error: {e}"));
+                    return;
+                }
+            };
+            if hide_known(&mut report, args).is_ok() {
+                let written = write_report(&report, args, &report_target(args, false));
+                let _ = exit_after_output(written, ExitCode::SUCCESS);
+            }
+        },
     )
 }
 
@@ -916,6 +970,14 @@ fn check_conventions(args: &CheckArgs, matches: &ArgMatches) -> Result<(), Strin
         args.stdin_filename.as_deref(),
         paths_given(matches),
     )?;
+    if args.watch
+        && args
+            .paths
+            .iter()
+            .any(|p| p.as_os_str() == cli_stdin::DEFAULT_NAME)
+    {
+        return Err("the argument '--watch' cannot be used with `-` (standard input)".into());
+    }
     if args.statistics && cli_output::is_machine(args.format) && args.format != Format::Json {
         let format = args
             .format

@@ -478,3 +478,67 @@ fn concise_output_is_coloured_as_asked_and_honours_no_color() {
     assert!(!no_color.contains('\u{1b}'), "{no_color:?}");
     assert_eq!(no_color, plain);
 }
+
+// ------------------------------------------------------------------------------------ --watch
+
+/// `--watch` reports, then reports again when a file changes (here: the defects fixed) or a
+/// file is added, until it is stopped.
+#[test]
+fn watch_checks_again_when_a_file_changes() {
+    use std::io::{BufRead, BufReader};
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    let dir = temp();
+    write(dir.path(), "retry.rs", UNBOUNDED_FIXED);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_retry-audit"))
+        .args(["--watch", "--format", "concise"])
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("runs");
+    let stdout = child.stdout.take().expect("stdout");
+    let (tx, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let summary = || -> String {
+        loop {
+            let line = lines
+                .recv_timeout(Duration::from_secs(30))
+                .expect("a report from --watch");
+            if line.starts_with("retry-audit: ") {
+                return line;
+            }
+        }
+    };
+    let first = summary();
+    assert!(
+        first.ends_with("1 file checked, 0 skipped, 1 error, 1 warning"),
+        "{first}"
+    );
+    write(
+        dir.path(),
+        "retry.rs",
+        "pub fn add(a: u32) -> u32 {\n    a + 1\n}\n",
+    );
+    let second = summary();
+    assert!(
+        second.ends_with("1 file checked, 0 skipped, 0 errors, 0 warnings"),
+        "{second}"
+    );
+    write(dir.path(), "src/new.rs", UNBOUNDED_FIXED);
+    let third = summary();
+    assert!(
+        third.ends_with("2 files checked, 0 skipped, 1 error, 1 warning"),
+        "{third}"
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+}
