@@ -21,6 +21,7 @@ use retry_audit::{baseline, config, workspace};
 use retry_audit::{fix, lsp};
 use retry_audit::{Level, Rule, Settings};
 
+mod cli_diff_base;
 mod cli_output;
 mod cli_progress;
 mod cli_select;
@@ -271,6 +272,12 @@ struct CheckArgs {
     /// Report only the findings that are not recorded in the baseline FILE.
     #[arg(long, value_name = "FILE", conflicts_with = "write_baseline")]
     baseline: Option<PathBuf>,
+
+    /// Report only the findings on lines changed since the git revision REV (`git diff REV`:
+    /// the working tree against REV, and the untracked files), as for a pull request against
+    /// its base; the others are not reported and do not fail the run.
+    #[arg(long, value_name = "REV", conflicts_with_all = ["fix", "diff", "write_baseline"])]
+    diff_base: Option<String>,
 
     /// Record every current finding in the baseline FILE (JSON) instead of reporting them;
     /// exits 0. Not with --diff, which writes nothing.
@@ -636,8 +643,26 @@ fn check(args: &CheckArgs, matches: &ArgMatches, cargo: bool) -> ExitCode {
     )
 }
 
-/// `--baseline`: the findings it records are not reported (nor counted); how many on stderr.
+/// `--baseline`: the findings it records are not reported (nor counted); `--diff-base`: nor
+/// those on lines not changed since its revision; how many on stderr.
 fn hide_known(report: &mut ScanReport, args: &CheckArgs) -> Result<(), ExitCode> {
+    if let Some(rev) = &args.diff_base {
+        match cli_diff_base::since(rev) {
+            Ok(changes) => {
+                let hidden = changes.filter(report);
+                if hidden > 0 {
+                    cli_output::note(&format!(
+                        "retry-audit: {} on lines not changed since {rev} hidden",
+                        count(hidden, "finding", "findings")
+                    ));
+                }
+            }
+            Err(e) => {
+                report_error(&format!("error: {e}"));
+                return Err(ExitCode::from(2));
+            }
+        }
+    }
     if let Some(path) = &args.baseline {
         let filtered = baseline::Baseline::read(path).map(|b| b.filter(report));
         match filtered {

@@ -542,3 +542,69 @@ fn watch_checks_again_when_a_file_changes() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+// ------------------------------------------------------------------------------- --diff-base
+
+/// `--diff-base REV` reports only the findings on lines changed since `REV`: a loop added to a
+/// committed file, and an untracked file, but not the committed loop above them.
+#[test]
+fn diff_base_reports_only_the_findings_on_changed_lines() {
+    let dir = temp();
+    let git = |args: &[&str]| {
+        let status = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("git runs");
+        assert!(status.success(), "git {args:?}");
+    };
+    git(&["init", "-q", "-b", "main"]);
+    write(dir.path(), "src/client.rs", UNBOUNDED_FIXED);
+    git(&["add", "."]);
+    git(&["commit", "-q", "-m", "one retry loop"]);
+    let added = UNBOUNDED_FIXED.replace("fn fetch()", "fn fetch_again()");
+    write(
+        dir.path(),
+        "src/client.rs",
+        format!("{UNBOUNDED_FIXED}\n{added}"),
+    );
+    write(dir.path(), "src/new.rs", BOUNDED_FIXED);
+
+    let all = run(dir.path(), &["--format", "concise"]);
+    assert_eq!(findings(&all.stdout).len(), 5, "{}", all.stdout);
+    let changed = run(dir.path(), &["--format", "concise", "--diff-base", "HEAD"]);
+    assert_eq!(changed.code, Some(1), "{}", changed.stderr);
+    assert_eq!(
+        findings(&changed.stdout),
+        [
+            "src/client.rs:19:5: RA001",
+            "src/client.rs:22:23: RA002",
+            "src/new.rs:9:24: RA002"
+        ],
+        "{}",
+        changed.stderr
+    );
+    assert!(
+        changed
+            .stderr
+            .contains("retry-audit: 2 findings on lines not changed since HEAD hidden"),
+        "{}",
+        changed.stderr
+    );
+    // Only the warning of the new file changed: the run passes.
+    let new_only = run(
+        dir.path(),
+        &["--format", "concise", "--diff-base", "HEAD", "src/new.rs"],
+    );
+    assert_eq!(new_only.code, Some(0), "{}", new_only.stderr);
+    let bad = run(dir.path(), &["--diff-base", "no-such-branch"]);
+    assert_eq!(bad.code, Some(2));
+    assert!(
+        bad.stderr.contains("`no-such-branch` is not a commit"),
+        "{}",
+        bad.stderr
+    );
+}
