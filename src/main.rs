@@ -76,7 +76,7 @@ enum Command {
     /// `retry-audit PATHS`.
     #[command(after_help = AFTER_HELP)]
     Check(Box<CheckArgs>),
-    /// Print the documentation of a rule.
+    /// Print the documentation of a rule: the text of its page, docs/rules/RULE-ID.md.
     Explain {
         /// Rule id or name, e.g. RA003 or missing-jitter.
         #[arg(value_name = "RULE", value_parser = parse_rule)]
@@ -84,9 +84,10 @@ enum Command {
     },
     /// List every rule with its id, name, default level and summary.
     Rules {
-        /// `text`: aligned columns; `json`: one JSON array of {id, name, level, summary, url}
-        /// objects (level: the default; url: the rule's section of the README), for editor
-        /// extensions and documentation sites.
+        /// `text`: aligned columns; `json`: one JSON array of {id, name, level, summary, docs,
+        /// url} objects (level: the default; docs: the rule's page in the project,
+        /// docs/rules/RULE-ID.md; url: that page in the repository the manifest names, or
+        /// null), for editor extensions and documentation sites.
         #[arg(long, value_enum, value_name = "FORMAT", default_value_t = RulesFormat::Text)]
         format: RulesFormat,
     },
@@ -309,7 +310,7 @@ enum Format {
 enum RulesFormat {
     /// One line per rule: id, name, default level, summary.
     Text,
-    /// One JSON array of {id, name, level, summary, url}.
+    /// One JSON array of {id, name, level, summary, docs, url}.
     Json,
 }
 

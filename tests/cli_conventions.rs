@@ -735,20 +735,8 @@ fn fix_on_standard_input_prints_the_fixed_source_and_reports_on_stderr() {
 
 // ---------------------------------------------------------------------- rules --format json
 
-/// The anchor GitHub (and crates.io) give a Markdown heading: lower case, punctuation but `-`
-/// dropped, spaces made `-`.
-fn anchor(heading: &str) -> String {
-    heading
-        .trim()
-        .to_lowercase()
-        .chars()
-        .filter(|c| c.is_alphanumeric() || *c == '-' || *c == ' ')
-        .map(|c| if c == ' ' { '-' } else { c })
-        .collect()
-}
-
 #[test]
-fn rules_as_json_lists_id_name_level_summary_and_url_of_every_rule() {
+fn rules_as_json_lists_id_name_level_summary_docs_and_url_of_every_rule() {
     let dir = temp();
     let text = run(dir.path(), &["rules"]);
     assert_eq!(
@@ -759,13 +747,7 @@ fn rules_as_json_lists_id_name_level_summary_and_url_of_every_rule() {
     assert_eq!(json.code, Some(0), "{}", json.stderr);
     let rules: Vec<serde_json::Value> = serde_json::from_str(&json.stdout).expect("one JSON array");
     assert_eq!(rules.len(), retry_audit::Rule::ALL.len());
-    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
-        .expect("README.md");
-    let anchors: Vec<String> = readme
-        .lines()
-        .filter_map(|l| l.strip_prefix("### "))
-        .map(anchor)
-        .collect();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     for ((entry, rule), line) in rules
         .iter()
         .zip(retry_audit::Rule::ALL)
@@ -773,8 +755,8 @@ fn rules_as_json_lists_id_name_level_summary_and_url_of_every_rule() {
     {
         let object = entry.as_object().expect("an object per rule");
         let keys: Vec<&str> = object.keys().map(String::as_str).collect();
-        assert_eq!(keys.len(), 5, "{entry}");
-        for key in ["id", "name", "level", "summary", "url"] {
+        assert_eq!(keys.len(), 6, "{entry}");
+        for key in ["id", "name", "level", "summary", "docs"] {
             assert!(object[key].is_string(), "{key} in {entry}");
         }
         assert_eq!(entry["id"], rule.id());
@@ -785,19 +767,21 @@ fn rules_as_json_lists_id_name_level_summary_and_url_of_every_rule() {
             "the default level, as `rules` prints"
         );
         assert_eq!(entry["summary"], columns[3..].join(" "), "{line}");
-        let url = entry["url"].as_str().unwrap_or_default();
-        assert!(url.starts_with("https://"), "{url}");
-        let (_, fragment) = url.split_once('#').expect("a fragment");
-        assert!(
-            anchors.iter().any(|a| a == fragment),
-            "#{fragment} is no README heading"
-        );
+        // The rule's page in the project; a URL only for a repository the manifest names.
+        let docs = entry["docs"].as_str().unwrap_or_default();
+        assert_eq!(docs, format!("docs/rules/{}.md", rule.id()));
+        assert!(root.join(docs).is_file(), "{docs}");
+        match entry["url"].as_str() {
+            Some(url) => assert!(url.starts_with("https://") && url.ends_with(docs), "{url}"),
+            None => assert!(entry["url"].is_null(), "{entry}"),
+        }
     }
     assert_eq!(run(dir.path(), &["rules", "--format", "xml"]).code, Some(2));
     let help = run(dir.path(), &["rules", "--help"]);
     assert!(help.stdout.contains("--format <FORMAT>"), "{}", help.stdout);
     assert!(
-        help.stdout.contains("{id, name, level, summary, url}"),
+        help.stdout
+            .contains("{id, name, level, summary, docs, url}"),
         "{}",
         help.stdout
     );

@@ -608,3 +608,39 @@ fn diff_base_reports_only_the_findings_on_changed_lines() {
         bad.stderr
     );
 }
+
+// ------------------------------------------------------------------------ defect 10: rule URLs
+
+/// The rules' documentation ships with the project: one page per rule, `docs/rules/RA002.md`,
+/// which `rules --format json` names (`docs`) and which is what `explain` prints. A URL is
+/// given only where the manifest names the repository the pages are in; never a page that
+/// does not exist (the crate's crates.io page, with no crate published).
+#[test]
+fn rule_documentation_points_to_pages_that_exist() {
+    let dir = temp();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let rules = run(dir.path(), &["rules", "--format", "json"]);
+    assert_eq!(rules.code, Some(0), "{}", rules.stderr);
+    assert!(!rules.stdout.contains("crates.io"), "{}", rules.stdout);
+    let entries: serde_json::Value = serde_json::from_str(&rules.stdout).expect("JSON");
+    for entry in entries.as_array().expect("an array") {
+        let id = entry["id"].as_str().expect("an id");
+        let page = format!("docs/rules/{id}.md");
+        assert_eq!(entry["docs"], page.as_str(), "{entry}");
+        let text = std::fs::read_to_string(root.join(&page)).expect("the rule's page exists");
+        let explain = run(dir.path(), &["explain", id]);
+        assert_eq!(explain.stdout, text, "`explain {id}` prints {page}");
+        match option_env!("CARGO_PKG_REPOSITORY").filter(|r| !r.is_empty()) {
+            Some(repository) => assert!(
+                entry["url"]
+                    .as_str()
+                    .is_some_and(|u| u.starts_with(repository) && u.ends_with(&page)),
+                "{entry}"
+            ),
+            None => assert!(entry["url"].is_null(), "no repository, no URL: {entry}"),
+        }
+    }
+    write(dir.path(), "retry.rs", UNBOUNDED_FIXED);
+    let sarif = run(dir.path(), &["--format", "sarif", "retry.rs"]);
+    assert!(!sarif.stdout.contains("crates.io"), "{}", sarif.stdout);
+}

@@ -1,8 +1,10 @@
 //! Meta-tests over the rule registry: every `rules/<name>.toml` parses and agrees with
 //! [`Rule`], follows the message conventions, has an `example` that fires its rule and a
-//! `use_instead` that does not, and the README's rule table is generated from the TOMLs.
+//! `use_instead` that does not, and the README's rule table and the rule pages
+//! (`docs/rules/RA001.md`...) are generated from the TOMLs.
 //!
-//! `BLESS=1 cargo test --test rules` rewrites the README's rule table instead of failing.
+//! `BLESS=1 cargo test --test rules` rewrites the README's rule table and the pages instead of
+//! failing.
 
 #![cfg(feature = "analysis")]
 
@@ -301,15 +303,15 @@ fn annotates(text: &str, rule: Rule) -> bool {
     })
 }
 
-/// The README's rules section: a table (id, name linking to its TOML, default level, summary),
-/// then for each rule what it does, its example and what to write instead, all from the TOMLs.
+/// The README's rules section: a table (id, name linking to the rule's page, default level,
+/// summary), generated from the TOMLs.
 fn rules_table() -> String {
     let mut table = String::from("| id | name | default level | summary |\n|---|---|---|---|\n");
     for &rule in Rule::ALL {
         let meta = meta(rule);
         let _ = writeln!(
             table,
-            "| {id} | [`{name}`](rules/{name}.toml) | {level} | {summary} |",
+            "| {id} | [`{name}`](docs/rules/{id}.md) | {level} | {summary} |",
             id = meta.id,
             name = meta.name,
             level = meta.level,
@@ -317,22 +319,10 @@ fn rules_table() -> String {
         );
     }
     table.push_str(
-        "\nEach rule's file in [`rules/`](rules/) holds its full documentation (why it matters, \
-         known limitations, references), the same text that `retry-audit explain RULE` prints.\n",
+        "\nEach rule's page in [`docs/rules/`](docs/rules/) says what it checks, why it matters, \
+         an example and what to write instead, its known limitations and references: the text \
+         `retry-audit explain RULE` prints, generated from [`rules/*.toml`](rules/).\n",
     );
-    for &rule in Rule::ALL {
-        let meta = meta(rule);
-        let _ = write!(
-            table,
-            "\n### {id} `{name}`\n\n{what}\n\n```rust\n// {id}: reported\n{example}\n```\n\n\
-             Use instead:\n\n```rust\n{use_instead}\n```\n",
-            id = meta.id,
-            name = meta.name,
-            what = meta.what_it_does.trim(),
-            example = meta.example.trim(),
-            use_instead = meta.use_instead.trim(),
-        );
-    }
     table
 }
 
@@ -341,6 +331,10 @@ fn with_table(readme: &str, table: &str) -> Option<String> {
     let start = readme.find(TABLE_START)? + TABLE_START.len();
     let end = start + readme[start..].find(TABLE_END)?;
     Some(format!("{}\n{table}{}", &readme[..start], &readme[end..]))
+}
+
+fn bless() -> bool {
+    std::env::var_os("BLESS").is_some_and(|v| v == "1")
 }
 
 #[test]
@@ -354,7 +348,7 @@ fn readme_rule_table_is_generated() {
     if expected == readme {
         return;
     }
-    if std::env::var_os("BLESS").is_some_and(|v| v == "1") {
+    if bless() {
         fs::write(&path, expected)
             .unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
         return;
@@ -363,5 +357,48 @@ fn readme_rule_table_is_generated() {
         "the rule table in README.md is out of date with rules/*.toml; \
          run `BLESS=1 cargo test --test rules` to regenerate it. Expected table:\n{}",
         rules_table()
+    );
+}
+
+/// One page per rule, `docs/rules/RA002.md`, is what `retry-audit explain RA002` prints
+/// (generated from `rules/*.toml`; `BLESS=1` writes them), and no other page is there.
+#[cfg(feature = "cli")]
+#[test]
+fn rule_pages_are_generated() {
+    let dir = root().join("docs").join("rules");
+    let mut stale = Vec::new();
+    for &rule in Rule::ALL {
+        let mut page = Vec::new();
+        retry_audit::render::write_explain(rule, &mut page).expect("written to memory");
+        let path = dir.join(format!("{}.md", rule.id()));
+        if fs::read(&path).ok().as_deref() == Some(page.as_slice()) {
+            continue;
+        }
+        if bless() {
+            fs::create_dir_all(&dir).expect("docs/rules");
+            fs::write(&path, page)
+                .unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
+        } else {
+            stale.push(path.display().to_string());
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "rule pages out of date with rules/*.toml (run `BLESS=1 cargo test --test rules`): \
+         {stale:?}"
+    );
+    let expected: BTreeSet<String> = Rule::ALL.iter().map(|r| format!("{}.md", r.id())).collect();
+    let on_disk: BTreeSet<String> = fs::read_dir(&dir)
+        .expect("docs/rules is listable")
+        .map(|e| {
+            e.expect("an entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    assert_eq!(
+        on_disk, expected,
+        "docs/rules/ holds one page per rule, nothing else"
     );
 }
