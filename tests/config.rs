@@ -670,8 +670,9 @@ fn run_config_layers_defaults_rules_per_path_and_command_line() {
 
 /// The body of the fenced code block between `<!-- NAME:start -->` and `<!-- NAME:end -->`.
 fn readme_block(name: &str) -> String {
-    let readme = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
-        .expect("README.md");
+    let readme =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/configuration.md"))
+            .expect("docs/configuration.md");
     let start = format!("<!-- {name}:start -->");
     let end = format!("<!-- {name}:end -->");
     let from = readme.find(&start).expect("start marker") + start.len();
@@ -720,9 +721,15 @@ fn a_teams_retry_builder_is_described_in_extend_policies() {
                  [extend.policies.steps]\nmax_delay = { capped = true }\n\
                  attempts = { limited = true, attempts = \"arg\" }\n\
                  with_jitter = { jitter = true }\n";
-    let readme =
-        fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).expect("README.md");
-    assert!(readme.contains(entry), "the README shows this entry");
+    let readme = fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/docs/configuration.md"
+    ))
+    .expect("docs/configuration.md");
+    assert!(
+        readme.contains(entry),
+        "docs/configuration.md shows this entry"
+    );
     write(
         dir.path(),
         "src/lib.rs",

@@ -933,7 +933,10 @@ fn readme_block(readme: &str, name: &str) -> String {
 /// sample input saved as `src/lib.rs`; its JSON settings parse.
 #[test]
 fn readme_format_samples_are_real() {
-    let readme = fs::read_to_string(crate_root().join("README.md")).expect("README.md");
+    // The sample input is in docs/usage.md, the samples of the formats in docs/output-formats.md.
+    let readme = ["docs/usage.md", "docs/output-formats.md"]
+        .map(|page| fs::read_to_string(crate_root().join(page)).expect("the page"))
+        .concat();
     let dir = TempDir::new().expect("temp dir");
     write(
         dir.path(),

@@ -1,5 +1,6 @@
-//! The README's sample output is real: this test runs the binary on the sample input shown in
-//! the README and compares what it prints with the README's text.
+//! The documentation's sample output is real: this test runs the binary on the sample input shown
+//! in docs/usage.md and compares what it prints with the page's text; the macro's before and
+//! after examples (docs/macro.md) are what they say.
 //!
 //! `BLESS=1 cargo test --test readme` rewrites the sample output instead of failing.
 
@@ -34,8 +35,8 @@ fn code_block(section: &str) -> &str {
 
 #[test]
 fn readme_sample_output_is_what_the_binary_prints() {
-    let readme_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
-    let readme = fs::read_to_string(&readme_path).expect("README.md is readable");
+    let readme_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/usage.md");
+    let readme = fs::read_to_string(&readme_path).expect("docs/usage.md is readable");
     let (input_section, _, _) = section(&readme, INPUT);
     let input = code_block(input_section);
 
@@ -55,11 +56,11 @@ fn readme_sample_output_is_what_the_binary_prints() {
     if shown != printed {
         if std::env::var_os("BLESS").is_some() {
             let new = format!("{}\n```text\n{printed}```\n{}", &readme[..a], &readme[b..]);
-            fs::write(&readme_path, new).expect("README.md rewritten");
+            fs::write(&readme_path, new).expect("docs/usage.md rewritten");
             return;
         }
         panic!(
-            "README.md's sample output is stale; run `BLESS=1 cargo test --test readme`.\n\
+            "docs/usage.md's sample output is stale; run `BLESS=1 cargo test --test readme`.\n\
              --- README ---\n{shown}\n--- binary ---\n{printed}"
         );
     }
@@ -78,8 +79,8 @@ fn rust_block_after<'t>(readme: &'t str, heading: &str) -> &'t str {
 
 #[test]
 fn readme_before_is_reported_and_after_is_clean() {
-    let readme = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
-        .expect("README.md is readable");
+    let readme = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/macro.md"))
+        .expect("docs/macro.md is readable");
     let settings = retry_audit::Settings::default();
     let rules = |src: &str| -> Vec<&'static str> {
         let mut ids: Vec<&'static str> = retry_audit::check_source(src, &settings)
@@ -91,12 +92,12 @@ fn readme_before_is_reported_and_after_is_clean() {
         ids
     };
     assert_eq!(
-        rules(rust_block_after(&readme, "### Before")),
+        rules(rust_block_after(&readme, "## Before")),
         ["RA001", "RA002", "RA004", "RA005"],
         "the README's `Before` example is said to break these four rules"
     );
     assert_eq!(
-        rules(rust_block_after(&readme, "### After")),
+        rules(rust_block_after(&readme, "## After")),
         Vec::<&str>::new(),
         "the README's `After` example is said to be clean"
     );

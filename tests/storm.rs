@@ -1,7 +1,7 @@
 //! The retry-storm simulation (`examples/storm.rs`, included here as a module): its tables in the
-//! README's "Why" section are what it prints, and the behaviour behind them holds.
+//! docs/why.md are what it prints, and the behaviour behind them holds.
 //!
-//! `BLESS=1 cargo test --test storm` rewrites the README block instead of failing.
+//! `BLESS=1 cargo test --test storm` rewrites the block in docs/why.md instead of failing.
 
 use std::fs;
 use std::path::Path;
@@ -29,18 +29,18 @@ fn row(rows: &[StormRow], strategy: Strategy) -> &StormRow {
 
 #[test]
 fn readme_storm_block_is_generated() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/why.md");
     let readme =
         fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
     let block = storm::report();
     let start = readme
         .find(START)
-        .unwrap_or_else(|| panic!("README.md lacks {START}"))
+        .unwrap_or_else(|| panic!("docs/why.md lacks {START}"))
         + START.len();
     let end = start
         + readme[start..]
             .find(END)
-            .unwrap_or_else(|| panic!("README.md lacks {END} after {START}"));
+            .unwrap_or_else(|| panic!("docs/why.md lacks {END} after {START}"));
     let expected = format!("{}\n{block}{}", &readme[..start], &readme[end..]);
     if expected == readme {
         return;
@@ -51,7 +51,7 @@ fn readme_storm_block_is_generated() {
         return;
     }
     panic!(
-        "the storm tables in README.md are out of date with examples/storm.rs; run \
+        "the storm tables in docs/why.md are out of date with examples/storm.rs; run \
          `BLESS=1 cargo test --test storm` to regenerate them. Expected block:\n{block}"
     );
 }
