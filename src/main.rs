@@ -43,7 +43,7 @@ on with --warn or --deny).
 
 Exit status: 0 when nothing is reported at error level, 1 when something is (0 with
 --exit-zero), 2 on a usage, configuration or I/O error, or with --strict when a file could not be
-checked.
+checked. A file that does not parse is a finding, RA000 (syntax-error), at error level.
 
 On a terminal, a scan that lasts over half a second shows a progress bar on standard error (files
 checked / files found, files per second), cleared before the report; never with a machine format
@@ -207,9 +207,10 @@ struct CheckArgs {
     #[arg(long)]
     exit_zero: bool,
 
-    /// Exit with status 2 when a file could not be checked (unreadable, not UTF-8, does not
-    /// parse, too deeply nested), after reporting everything else; implies --full-parse. Without
-    /// it, skipped files are listed as warnings and do not change the exit status.
+    /// Exit with status 2 when a file could not be checked (unreadable, not UTF-8, too deeply
+    /// nested; one that does not parse when RA000 is off), after reporting everything else;
+    /// implies --full-parse, so a syntax error anywhere is reported (RA000). Without it, skipped
+    /// files are listed as warnings and do not change the exit status.
     #[arg(long)]
     strict: bool,
 

@@ -644,3 +644,35 @@ fn rule_documentation_points_to_pages_that_exist() {
     let sarif = run(dir.path(), &["--format", "sarif", "retry.rs"]);
     assert!(!sarif.stdout.contains("crates.io"), "{}", sarif.stdout);
 }
+
+/// Every convention of issue 32 is in `--help` (and `check --help`).
+#[test]
+fn help_documents_the_conventions_of_ruff() {
+    let dir = temp();
+    for args in [&["--help"][..], &["check", "--help"]] {
+        let help = run(dir.path(), args);
+        assert_eq!(help.code, Some(0), "{}", help.stderr);
+        for needle in [
+            "--output-format",
+            "--extend-select <RULES>",
+            "--exclude <PATTERNS>",
+            "--extend-exclude <PATTERNS>",
+            "--force-exclude",
+            "--show-files",
+            "--show-settings",
+            "-w, --watch",
+            "--diff-base <REV>",
+            "(`human` and `concise`)",
+            "`retry-audit check [OPTIONS] [PATHS]...` is the same as",
+            "RA000 (syntax-error)",
+        ] {
+            assert!(
+                help.stdout.contains(needle),
+                "{args:?} lacks {needle}:\n{}",
+                help.stdout
+            );
+        }
+    }
+    let top = run(dir.path(), &["--help"]);
+    assert!(top.stdout.contains("  check "), "{}", top.stdout);
+}
