@@ -49,7 +49,11 @@ pub(crate) fn settings(
     if scan::is_test_target(&path) {
         settings.test_code = true;
     }
-    write_settings(&path, &run, &settings, force_exclude, out).map_err(|e| e.to_string())
+    match write_settings(&path, &run, &settings, force_exclude, out) {
+        // A closed pipe (`--show-settings | head`) is not an error.
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(e.to_string()),
+        _ => Ok(()),
+    }
 }
 
 fn write_settings(
