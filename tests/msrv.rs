@@ -3,7 +3,8 @@
 //! `cargo install --locked` builds (the normal and build dependencies of the workspace's
 //! packages, every feature on), and `.ci/run` builds the workspace with that toolchain
 //! (`cargo +VERSION check --locked`), so that a lock update that needs a newer compiler fails CI
-//! instead of the users of an older one.
+//! instead of the users of an older one. The README's set-up names both versions: what the
+//! auditor needs and what running the tests (their dev-dependencies) needs.
 
 #![cfg(feature = "cli")]
 
@@ -72,6 +73,24 @@ fn rust_version_covers_the_locked_dependencies_and_ci_checks_it() {
             needed.0 .1
         );
     }
+    // Running the tests builds the dev-dependencies too: the README's set-up says what they need.
+    let tests_need = metadata
+        .packages
+        .iter()
+        .filter_map(|p| p.rust_version.as_ref().map(|v| (v.major, v.minor)))
+        .max()
+        .expect("a rust-version");
+    let readme = std::fs::read_to_string(format!("{root}/README.md")).expect("README.md");
+    let quick_start = &readme[..readme.find("```").expect("the set-up commands")];
+    assert!(
+        quick_start.contains(&format!("{}.{} or later", tests_need.0, tests_need.1))
+            && quick_start.contains(&format!("with {}.{}", needed.0 .0, needed.0 .1)),
+        "the README's set-up says the Rust the tests need ({}.{}) and the auditor needs ({}.{})",
+        tests_need.0,
+        tests_need.1,
+        needed.0 .0,
+        needed.0 .1
+    );
     let manifest = std::fs::read_to_string(format!("{root}/Cargo.toml")).expect("Cargo.toml");
     let msrv = manifest
         .lines()
