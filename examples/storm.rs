@@ -2,7 +2,7 @@
 //! `#[retryable]` expands to (`retry_audit::retry`): no network, no real sleeping, fixed seeds, so
 //! every run prints the same tables.
 //!
-//! `cargo run --example storm` prints the Markdown block that `README.md` holds between
+//! `cargo run --example storm` prints the Markdown block that `docs/why.md` holds between
 //! `<!-- storm:start -->` and `<!-- storm:end -->`; `tests/storm.rs` includes this file, checks that
 //! the block is up to date (`BLESS=1 cargo test --test storm` rewrites it) and checks the
 //! behaviour behind the numbers.
@@ -334,6 +334,7 @@ struct End {
     stop: Option<&'static str>,
 }
 
+// retry-audit: allow(retries-client-error, reason = "the simulation's hand-written loop retries every refusal, as the clients it compares do")
 /// A hand-written retry loop: `STORM_ATTEMPTS` attempts, `strategy`'s wait in between.
 async fn naive_client(clock: &Clock, server: &RefCell<WindowServer>, strategy: Strategy) -> End {
     for attempt in 1..=STORM_ATTEMPTS {
@@ -1553,7 +1554,7 @@ fn row(rows: &[StormRow], strategy: Strategy) -> &StormRow {
         .expect("every table has the policy")
 }
 
-/// The Markdown block of the README, between the markers.
+/// The Markdown block of `docs/why.md`, between the markers.
 #[must_use]
 pub fn report() -> String {
     let plain = storm_table(None);
@@ -1569,7 +1570,7 @@ pub fn report() -> String {
     let through = |r: &StormRow| CLIENTS - r.gave_up;
     let mut intro = format!(
         "The tables below are printed by `cargo run --example storm` \
-         ([`examples/storm.rs`](examples/storm.rs)), a simulation in virtual time (no network, no \
+         ([`examples/storm.rs`](../examples/storm.rs)), a simulation in virtual time (no network, no \
          real sleeping, fixed seeds) that drives the same runtime `#[retryable]` expands to; \
          `BLESS=1 cargo test --test storm` copies them here. When {CLIENTS} clients that failed \
          together retry against a server that accepts {CAPACITY} requests per 100 ms, immediate \

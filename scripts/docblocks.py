@@ -21,8 +21,8 @@ def shown(path):
 
 
 def doc_files():
-    """README.md, then every docs/**/*.md, sorted."""
-    files = [os.path.join(ROOT, "README.md")]
+    """README.md, CONTRIBUTING.md, then every docs/**/*.md, sorted."""
+    files = [os.path.join(ROOT, "README.md"), os.path.join(ROOT, "CONTRIBUTING.md")]
     files += sorted(glob.glob(os.path.join(ROOT, "docs", "**", "*.md"), recursive=True))
     return [f for f in files if os.path.isfile(f)]
 
@@ -42,7 +42,7 @@ def find(name):
             sys.exit(f"{shown(path)}: {start} without {end}")
         hits.append((path, text, a, b))
     if not hits:
-        sys.exit(f"no {start} ... {end} block in README.md or docs/**/*.md")
+        sys.exit(f"no {start} ... {end} block in README.md, CONTRIBUTING.md or docs/**/*.md")
     if len(hits) > 1:
         sys.exit(f"{start} is in several files: " + ", ".join(shown(h[0]) for h in hits))
     return hits[0]

@@ -84,7 +84,7 @@ pub(crate) fn color_choice(flag: Color, env: ColorEnv, terminal: bool) -> ColorC
 }
 
 /// Opens the report's destination, coloured as `color` and the environment say (colour only
-/// ever matters to the `human` format). A file is created (with its missing parent
+/// ever matters to the `human` and `concise` formats). A file is created (with its missing parent
 /// directories) or truncated; its errors name it.
 pub(crate) fn open(target: &Target, color: Color) -> io::Result<Box<dyn WriteColor>> {
     let env = ColorEnv::from_env();

@@ -1,7 +1,7 @@
-//! `--select` and `--ignore`: which rules run, in ruff's manner. A selector names rules by id
-//! (`RA002`, any case), by name (`fixed-delay`), by id prefix (`RA00`: RA001 to RA009) or `ALL`.
-//! `--select` keeps only the rules it names, `--ignore` takes rules away, and a rule named by
-//! both is ignored. Selection only turns rules off: it is applied on top of the levels (rule
+//! `--select`, `--extend-select` and `--ignore`: which rules run, in ruff's manner. A selector
+//! names rules by id (`RA002`, any case), by name (`fixed-delay`), by id prefix (`RA00`: RA000
+//! to RA009) or `ALL`. `--select` keeps only the rules it names, `--extend-select` adds rules to
+//! those, `--ignore` takes rules away, and a rule named by both is ignored. Selection only turns rules off: it is applied on top of the levels (rule
 //! defaults, the configuration, `--allow`/`--warn`/`--deny`), so a selected rule still runs at
 //! the level those give it, and a rule they set to `allow` stays off.
 
@@ -40,21 +40,29 @@ pub(crate) fn parse_selector(text: &str) -> Result<Selector, String> {
     }
 }
 
-/// The rules that run: those `select` names (every rule when it is empty) less those `ignore`
-/// names.
-pub(crate) fn selected(select: &[Selector], ignore: &[Selector]) -> Vec<Rule> {
+/// The rules that run: those `select` and `extend` name (every rule when `select` is empty)
+/// less those `ignore` names.
+pub(crate) fn selected(select: &[Selector], extend: &[Selector], ignore: &[Selector]) -> Vec<Rule> {
     let named = |selectors: &[Selector], rule: Rule| selectors.iter().any(|s| s.0.contains(&rule));
     Rule::ALL
         .iter()
         .copied()
-        .filter(|&rule| (select.is_empty() || named(select, rule)) && !named(ignore, rule))
+        .filter(|&rule| {
+            (select.is_empty() || named(select, rule) || named(extend, rule))
+                && !named(ignore, rule)
+        })
         .collect()
 }
 
 /// Turns off, in the command line's settings (which override the configuration everywhere),
 /// every rule that is not selected.
-pub(crate) fn apply(select: &[Selector], ignore: &[Selector], settings: &mut Settings) {
-    let run = selected(select, ignore);
+pub(crate) fn apply(
+    select: &[Selector],
+    extend: &[Selector],
+    ignore: &[Selector],
+    settings: &mut Settings,
+) {
+    let run = selected(select, extend, ignore);
     for &rule in Rule::ALL {
         if !run.contains(&rule) {
             settings.set_level(rule, Level::Allow);
@@ -81,7 +89,10 @@ mod tests {
         assert_eq!(sel("fixed-delay"), Selector(vec![Rule::FixedDelay]));
         assert_eq!(
             ids(&sel("RA00").0),
-            ["RA001", "RA002", "RA003", "RA004", "RA005", "RA006", "RA007", "RA008", "RA009"]
+            [
+                "RA000", "RA001", "RA002", "RA003", "RA004", "RA005", "RA006", "RA007", "RA008",
+                "RA009"
+            ]
         );
         assert_eq!(ids(&sel("RA1").0), ["RA100"]);
         assert_eq!(sel("ALL").0, Rule::ALL);
@@ -101,18 +112,25 @@ mod tests {
 
     #[test]
     fn ignore_wins_over_select() {
-        let all = selected(&[], &[]);
+        let all = selected(&[], &[], &[]);
         assert_eq!(all, Rule::ALL);
         assert_eq!(
             ids(&selected(
                 &[sel("RA00")],
+                &[],
                 &[sel("RA002"), sel("missing-jitter")]
             )),
-            ["RA001", "RA004", "RA005", "RA006", "RA007", "RA008", "RA009"]
+            ["RA000", "RA001", "RA004", "RA005", "RA006", "RA007", "RA008", "RA009"]
         );
-        assert!(selected(&[sel("RA002")], &[sel("RA00")]).is_empty());
+        assert!(selected(&[sel("RA002")], &[], &[sel("RA00")]).is_empty());
         assert_eq!(
-            ids(&selected(&[], &[sel("RA0")])),
+            ids(&selected(&[sel("RA002")], &[sel("RA001")], &[])),
+            ["RA001", "RA002"],
+            "extend-select adds to select"
+        );
+        assert_eq!(selected(&[], &[sel("RA001")], &[]), Rule::ALL);
+        assert_eq!(
+            ids(&selected(&[], &[], &[sel("RA0")])),
             ["RA100"],
             "ignore alone removes from every rule"
         );
@@ -125,6 +143,7 @@ mod tests {
         settings.set_level(Rule::UnboundedRetry, Level::Error);
         apply(
             &[sel("RA002"), sel("RA003")],
+            &[],
             &[sel("RA003")],
             &mut settings,
         );

@@ -82,7 +82,13 @@ pub(crate) fn check(input: &Input, options: &ScanOptions) -> Result<ScanReport, 
             diagnostics,
             source: String::from_utf8(input.bytes.clone()).ok(),
         },
-        Err(error) => Outcome::Skipped(SkipReason::File(error)),
+        Err(error) => match retry_audit::report::syntax_error(&error, &input.bytes, &settings) {
+            Some(finding) => Outcome::Checked {
+                diagnostics: vec![finding],
+                source: String::from_utf8(input.bytes.clone()).ok(),
+            },
+            None => Outcome::Skipped(SkipReason::File(error)),
+        },
     };
     Ok(ScanReport {
         files: vec![FileReport {

@@ -99,6 +99,12 @@ pub struct Globs {
 }
 
 impl Globs {
+    /// Compiles patterns given on the command line (see the module documentation for how they
+    /// match); the error says which pattern is bad and why.
+    pub fn from_patterns(patterns: &[String]) -> Result<Globs, String> {
+        Globs::new(patterns).map_err(|(_, message)| message)
+    }
+
     /// Compiles patterns; the error is the index of the bad pattern and why.
     fn new(patterns: &[String]) -> Result<Globs, (usize, String)> {
         let mut names = GlobSetBuilder::new();
@@ -465,6 +471,8 @@ fn is_repository_root(dir: &Path) -> bool {
 pub struct Configs {
     /// Whether `defaults` is every file's configuration (`--config`, `--isolated`).
     fixed: bool,
+    /// `--exclude` and `--extend-exclude`, for every configuration.
+    exclude: Option<Arc<CommandLineExclude>>,
     /// The configuration of a file no configuration file is found for, the command line on top.
     defaults: Arc<RunConfig>,
     command_line: Settings,
@@ -493,11 +501,24 @@ impl Configs {
     fn with_defaults(defaults: Config, command_line: &Settings) -> Configs {
         Configs {
             fixed: false,
+            exclude: None,
             defaults: Arc::new(RunConfig::new(defaults, command_line)),
             command_line: command_line.clone(),
             by_dir: Mutex::new(HashMap::new()),
             cwd: absolute(Path::new(".")),
         }
+    }
+
+    /// Sets the exclusions of the command line (`--exclude`, `--extend-exclude`) for every
+    /// configuration of the run.
+    #[must_use]
+    pub fn with_command_line_exclude(mut self, exclude: CommandLineExclude) -> Configs {
+        let exclude = Arc::new(exclude);
+        let mut defaults = (*self.defaults).clone();
+        defaults.exclude = Some(Arc::clone(&exclude));
+        self.defaults = Arc::new(defaults);
+        self.exclude = Some(exclude);
+        self
     }
 
     /// The settings of a file no configuration file configures (for `--config`, of a file no
@@ -542,7 +563,9 @@ impl Configs {
             visited.push(candidate);
             match config_in(candidate, &self.cwd) {
                 Ok(Some(config)) => {
-                    answer = Some(Ok(Arc::new(RunConfig::new(config, &self.command_line))));
+                    let mut run = RunConfig::new(config, &self.command_line);
+                    run.exclude.clone_from(&self.exclude);
+                    answer = Some(Ok(Arc::new(run)));
                     break;
                 }
                 Err(e) => {
@@ -561,10 +584,23 @@ impl Configs {
     }
 }
 
+/// The exclusions of the command line, as ruff's: `--exclude` patterns replace each
+/// configuration's `exclude`, `--extend-exclude` patterns are added to it. Both are relative to
+/// the current directory (and match as the configuration's patterns do).
+#[derive(Clone, Debug, Default)]
+pub struct CommandLineExclude {
+    /// `--exclude`, when given.
+    pub exclude: Option<Globs>,
+    /// `--extend-exclude`.
+    pub extend: Globs,
+}
+
 /// The configuration in force for one run: a [`Config`] with the command line's levels on top.
 #[derive(Clone, Debug)]
 pub struct RunConfig {
     config: Config,
+    /// `--exclude` and `--extend-exclude`.
+    exclude: Option<Arc<CommandLineExclude>>,
     /// The command line's levels and `--deny warnings`.
     command_line: Settings,
     /// The settings of a file that no `[[per-path]]` entry matches.
@@ -580,6 +616,7 @@ impl RunConfig {
     pub fn new(config: Config, command_line: &Settings) -> RunConfig {
         let mut run = RunConfig {
             config,
+            exclude: None,
             command_line: command_line.clone(),
             base: Settings::default(),
             cwd: absolute(Path::new(".")),
@@ -645,11 +682,36 @@ impl RunConfig {
         }
     }
 
-    /// Whether `exclude` covers `path` (a path found by walking a directory).
+    /// Whether `exclude` covers `path` (a path found by walking a directory): the
+    /// configuration's patterns, or `--exclude`'s in their place, and `--extend-exclude`'s.
     #[must_use]
     pub fn is_excluded(&self, path: &Path) -> bool {
-        !self.config.exclude.patterns.is_empty()
-            && self.config.exclude.matches(&self.relative(path))
+        let from_cwd = || normalize(&self.cwd.join(path));
+        let cwd_relative = || relative_to(&from_cwd(), &self.cwd);
+        let own = match self.exclude.as_deref().and_then(|e| e.exclude.as_ref()) {
+            Some(replaced) => replaced.matches(&cwd_relative()),
+            None => {
+                !self.config.exclude.patterns.is_empty()
+                    && self.config.exclude.matches(&self.relative(path))
+            }
+        };
+        own || self
+            .exclude
+            .as_deref()
+            .is_some_and(|e| e.extend.matches(&cwd_relative()))
+    }
+
+    /// The `--exclude` patterns when given, else the configuration's `exclude`, then
+    /// `--extend-exclude`'s (for `--show-settings`).
+    #[must_use]
+    pub fn exclude_patterns(&self) -> (Vec<String>, Vec<String>) {
+        let command_line = self.exclude.as_deref();
+        let own = match command_line.and_then(|e| e.exclude.as_ref()) {
+            Some(replaced) => replaced.patterns().to_vec(),
+            None => self.config.exclude.patterns().to_vec(),
+        };
+        let extend = command_line.map(|e| e.extend.patterns().to_vec());
+        (own, extend.unwrap_or_default())
     }
 }
 

@@ -5,7 +5,8 @@
 //! different fixes that overlap are not applied together (the later fix waits for the next
 //! round, computed on the fixed text). Files are replaced atomically: the new text goes to a
 //! temporary file in the same directory, which is synced and then renamed over the original,
-//! and only if the original's bytes are still those the fix was computed from.
+//! and only if the original's bytes are still those the fix was computed from. The temporary
+//! file of a run killed in between is removed by the next fix written to that directory.
 
 use std::borrow::Cow;
 use std::fs::{self, File, OpenOptions};
@@ -234,6 +235,7 @@ pub fn write_if_unchanged_with_hook(
     let dir = target
         .parent()
         .ok_or_else(|| io::Error::other("the file has no parent directory"))?;
+    remove_stale_temps(dir);
     let (mut file, temp) = create_temp(dir, &target)?;
     file.write_all(new)?;
     fs::set_permissions(temp.path(), metadata.permissions())?;
@@ -270,6 +272,70 @@ impl Drop for TempPath {
     }
 }
 
+/// The temporary files of [`create_temp`] are named `.{file}.retry-audit-{pid}-{n}.tmp`.
+const TEMP_MARK: &str = ".retry-audit-";
+const TEMP_SUFFIX: &str = ".tmp";
+
+/// The process id in the name of one of our temporary files, if `name` is one.
+fn temp_owner(name: &str) -> Option<u32> {
+    let stem = name.strip_prefix('.')?.strip_suffix(TEMP_SUFFIX)?;
+    let (_, ids) = stem.rsplit_once(TEMP_MARK)?;
+    let (pid, n) = ids.split_once('-')?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    (digits(pid) && digits(n)).then(|| pid.parse().ok())?
+}
+
+/// How old a temporary file must be to be taken for a leftover where it cannot be told whether
+/// the process that made it still runs. A fix is written in well under a second.
+const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// Whether the temporary file `path`, made by process `pid`, was left by a process that ended
+/// without removing it (killed while writing a fix): on Linux, no process `pid` runs; elsewhere
+/// (no `/proc`), the file is older than [`STALE_AFTER`]. Our own files are never stale.
+fn is_stale_temp(path: &Path, pid: u32) -> bool {
+    if pid == std::process::id() {
+        return false;
+    }
+    let proc = Path::new("/proc");
+    if proc.join("self").exists() {
+        return !proc.join(pid.to_string()).exists();
+    }
+    fs::symlink_metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_some_and(|age| age > STALE_AFTER)
+}
+
+/// Removes, once per directory and run, the temporary files that a fix killed before it could
+/// clean up left in `dir` (see [`is_stale_temp`]). Best effort: a file that cannot be listed or
+/// removed stays.
+fn remove_stale_temps(dir: &Path) {
+    static CLEANED: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+    {
+        let mut cleaned = CLEANED
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if cleaned.iter().any(|d| d == dir) {
+            return;
+        }
+        cleaned.push(dir.to_path_buf());
+    }
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(temp_owner) else {
+            continue;
+        };
+        let is_file = entry.file_type().is_ok_and(|t| t.is_file());
+        if is_file && is_stale_temp(&entry.path(), pid) {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
+
 /// Creates a new, empty, hidden file next to `target`, readable and writable by the owner only
 /// until the original's permissions are copied onto it.
 fn create_temp(dir: &Path, target: &Path) -> io::Result<(File, TempPath)> {
@@ -281,7 +347,7 @@ fn create_temp(dir: &Path, target: &Path) -> io::Result<(File, TempPath)> {
     for _ in 0..100 {
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
         let candidate = dir.join(format!(
-            ".{name}.retry-audit-{}-{n}.tmp",
+            ".{name}{TEMP_MARK}{}-{n}{TEMP_SUFFIX}",
             std::process::id()
         ));
         let mut options = OpenOptions::new();
@@ -354,7 +420,7 @@ fn diff_lines(a: &[&str], b: &[&str]) -> Vec<Op> {
     let (ma, mb) = (&a[prefix..a.len() - suffix], &b[prefix..b.len() - suffix]);
     let mut script = vec![Op::Equal; prefix];
     script.extend(myers(ma, mb));
-    script.extend(std::iter::repeat(Op::Equal).take(suffix));
+    script.extend(std::iter::repeat_n(Op::Equal, suffix));
     script
 }
 
@@ -778,6 +844,24 @@ mod tests {
         // Already CRLF: unchanged.
         let e = edit(0, 0, "a\r\nb\n");
         assert_eq!(replacement(crlf, &e), "a\r\nb\r\n");
+    }
+
+    #[test]
+    fn only_our_temporary_file_names_have_an_owner() {
+        assert_eq!(temp_owner(".pay.rs.retry-audit-123-4.tmp"), Some(123));
+        assert_eq!(
+            temp_owner(".a.retry-audit-b.rs.retry-audit-7-0.tmp"),
+            Some(7)
+        );
+        for other in [
+            "pay.rs.retry-audit-123-4.tmp",
+            ".pay.rs.retry-audit-123.tmp",
+            ".pay.rs.retry-audit-x-4.tmp",
+            ".pay.rs.retry-audit-123-4.tmp~",
+            ".pay.rs.tmp",
+        ] {
+            assert_eq!(temp_owner(other), None, "{other}");
+        }
     }
 
     #[test]

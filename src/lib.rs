@@ -1,4 +1,4 @@
-//! retry-audit: finds retry anti-patterns in Rust source code.
+//! retry-audit finds retry anti-patterns in Rust source code.
 //!
 //! The engine (feature `analysis`, on by default) parses each file once with `syn`, extracts a
 //! retry-site model (module `model`) per loop, recursion or helper that retries, and runs one

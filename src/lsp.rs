@@ -1,15 +1,24 @@
-//! `retry-audit lsp`: a language server on standard input and output, built on the `lsp-server`
-//! and `lsp-types` crates (those rust-analyzer uses).
+//! `retry-audit lsp`: a language server on standard input and output, with the message types
+//! of the `lsp-server` and `lsp-types` crates (those rust-analyzer uses).
 //!
 //! - Documents are synchronised incrementally; each one is analysed when it is opened, changed or
-//!   saved (changes that arrive together are analysed once), and its findings are published with
-//!   `textDocument/publishDiagnostics`: the primary span as the range, the rule id as the code,
-//!   `retry-audit` as the source, the message followed by the primary label, notes and help, and
-//!   the secondary labels as related information.
+//!   saved, and its findings are published with `textDocument/publishDiagnostics`: the primary
+//!   span as the range, the rule id as the code, `retry-audit` as the source, the message
+//!   followed by the primary label, notes and help, and the secondary labels as related
+//!   information.
 //! - A document's findings are those a scan of its workspace folder reports for its file (a
 //!   test holds this for every fixture): the same pipeline steps over the same files of its
 //!   crate, with the document's text from the editor and the other files from the disk, each
 //!   read, lexed and analysed once and again only when it changes there.
+//! - Only the newest text of a document is analysed and published. Analyses run on two worker
+//!   threads (with the analysis's large stack, so no document can crash the server) while the
+//!   main loop keeps reading: changes that arrive together are analysed once, a result for a
+//!   text that changed meanwhile is dropped, and the newest text is analysed on the other worker
+//!   while a superseded analysis (which cannot be interrupted) runs to its end. Requests are
+//!   answered as they come (`shutdown` at once); a code action waits only for the analysis of
+//!   its document's current text, and is answered `ContentModified` (-32801) if the text changes
+//!   first. With `"trace"` set in `initialize` (or `$/setTrace`), `$/logTrace` says what is
+//!   analysed and what is dropped.
 //! - `textDocument/codeAction` offers a preferred `quickfix` for each finding in the requested
 //!   range that carries a mechanical fix (RA005: create the key once, before the loop).
 //! - Each document is analysed with the configuration that applies to its file (found upward
@@ -17,25 +26,30 @@
 //!   the configuration excludes
 //!   gets no findings, and an invalid configuration one warning (and the defaults).
 //! - A document that does not parse (as a scan parses it: bodies that cannot hold a retry are
-//!   skipped) gets a single information-level diagnostic saying so, at the parse error, and no
-//!   findings: the syntax error itself is the compiler's (or
-//!   rust-analyzer's) to report. Analysis runs on a thread with a large stack, so no document
-//!   can crash the server.
+//!   skipped) gets a single information-level diagnostic saying so, at the parse error, and no findings: the syntax error itself is the compiler's (or
+//!   rust-analyzer's) to report.
 //! - Positions are converted from byte offsets to LSP positions (0-based lines, columns in the
 //!   negotiated encoding: UTF-16 code units unless the client offers UTF-8 or UTF-32 first) by
 //!   [`LineIndex`], which splits lines at `\n`, `\r\n` and `\r` as LSP does.
-//! - `shutdown` then `exit` ends the server with status 0; `exit` without `shutdown`, or the
-//!   client closing the connection, with status 1.
+//! - A frame that is not a message (invalid JSON, a missing or non-numeric `Content-Length`, a
+//!   JSON array) is answered with a parse error (-32700, `"id": null`) and the server reads on,
+//!   skipping to the next `Content-Length` header when the body's length is unknown.
+//! - `shutdown` then `exit` (or the end of the input) ends the server with status 0, and so does
+//!   the end of the input before `initialize`; `exit` without `shutdown`, or the input ending
+//!   while serving, with status 1.
 
 use std::collections::HashMap;
 use std::fmt;
+use std::io::{self, BufRead, Read, Write};
+use std::sync::mpsc;
+use std::thread;
 
-use lsp_server::{Connection, ErrorCode, Message, Notification, Request, RequestId, Response};
+use lsp_server::{ErrorCode, Message, Notification, Request, RequestId, Response};
 use lsp_types::notification::{
-    DidChangeTextDocument, DidCloseTextDocument, DidOpenTextDocument, DidSaveTextDocument,
-    Exit as ExitNotification, Notification as _, PublishDiagnostics,
+    Cancel, DidChangeTextDocument, DidCloseTextDocument, DidOpenTextDocument, DidSaveTextDocument,
+    Exit as ExitNotification, LogTrace, Notification as _, PublishDiagnostics, SetTrace,
 };
-use lsp_types::request::{CodeActionRequest, Request as _, Shutdown};
+use lsp_types::request::{CodeActionRequest, Initialize, Request as _, Shutdown};
 use lsp_types::{
     CodeAction, CodeActionKind, CodeActionOptions, CodeActionOrCommand, CodeActionParams,
     CodeActionProviderCapability, DiagnosticRelatedInformation, DiagnosticSeverity,
@@ -80,82 +94,38 @@ impl fmt::Display for LspError {
 
 impl std::error::Error for LspError {}
 
-impl From<lsp_server::ProtocolError> for LspError {
-    fn from(e: lsp_server::ProtocolError) -> Self {
-        LspError(e.to_string())
-    }
-}
-
-/// Runs the server on standard input and output until `exit`.
+/// Runs the server on standard input and output until `exit`, or until the input ends.
 pub fn run_stdio() -> Result<Exit, LspError> {
-    let (connection, io_threads) = Connection::stdio();
-    let exit = serve(&connection)?;
-    // Closing our side lets the writer flush and stop; the reader stopped at `exit` (or at the
-    // end of the input).
-    drop(connection);
-    io_threads
-        .join()
-        .map_err(|e| LspError(format!("stdio: {e}")))?;
-    Ok(exit)
+    serve(io::BufReader::new(io::stdin()), io::stdout().lock())
 }
 
-/// Runs the server over `connection`: the initialize handshake, then the main loop until `exit`
-/// or until the client disconnects.
-pub fn serve(connection: &Connection) -> Result<Exit, LspError> {
-    let (id, params) = connection.initialize_start()?;
-    let params: InitializeParams = match serde_json::from_value(params) {
-        Ok(p) => p,
-        Err(e) => {
-            let message = format!("invalid initialize parameters: {e}");
-            send(
-                connection,
-                Response::new_err(id, ErrorCode::InvalidParams as i32, message.clone()).into(),
-            );
-            return Err(LspError(message));
-        }
-    };
-    let encoding = Encoding::negotiate(&params);
-    WORKSPACE_ROOTS.with_borrow_mut(|roots| *roots = workspace_roots(&params));
-    let document_changes = params
-        .capabilities
-        .workspace
-        .as_ref()
-        .and_then(|w| w.workspace_edit.as_ref())
-        .and_then(|e| e.document_changes)
-        .unwrap_or(false);
-    let result = InitializeResult {
-        capabilities: capabilities(encoding),
-        server_info: Some(ServerInfo {
-            name: SOURCE.to_owned(),
-            version: Some(env!("CARGO_PKG_VERSION").to_owned()),
-        }),
-    };
-    let result =
-        serde_json::to_value(result).map_err(|e| LspError(format!("initialize result: {e}")))?;
-    connection.initialize_finish(id, result)?;
+/// Runs the server: reads framed messages from `input` (on a thread of its own) and writes to
+/// `output`, until `exit` or the end of the input. The end of the input is a clean end before
+/// `initialize` (nothing was asked) and after `shutdown`, an abrupt one in between. Only a
+/// failure to write `output` is an error.
+pub fn serve(input: impl BufRead + Send + 'static, output: impl Write) -> Result<Exit, LspError> {
+    let (events, inbox) = mpsc::channel();
+    let reader_events = events.clone();
+    thread::Builder::new()
+        .name("retry-audit-lsp-reader".to_owned())
+        .spawn(move || read_frames(input, &reader_events))
+        .map_err(|e| LspError(format!("cannot start the reader thread: {e}")))?;
     let mut server = Server {
-        connection,
-        encoding,
-        document_changes,
-        documents: HashMap::new(),
+        out: output,
+        events,
+        encoding: Encoding::Utf16,
+        document_changes: false,
+        initialized: false,
         shutdown_requested: false,
+        trace: false,
+        documents: HashMap::new(),
+        workers: Vec::new(),
+        waiting: Vec::new(),
+        generations: 0,
     };
-    Ok(server.main_loop())
-}
-
-/// The client's workspace folders, or its root, as directories.
-#[allow(deprecated)]
-fn workspace_roots(params: &InitializeParams) -> Vec<std::path::PathBuf> {
-    let folders = params
-        .workspace_folders
-        .iter()
-        .flatten()
-        .map(|f| f.uri.clone());
-    let root = params.root_uri.clone();
-    folders
-        .chain(root)
-        .filter_map(|uri| uri.to_file_path().ok())
-        .collect()
+    server
+        .main_loop(&inbox)
+        .map_err(|e| LspError(format!("cannot write to the client: {e}")))
 }
 
 /// What the server offers.
@@ -181,20 +151,210 @@ fn capabilities(encoding: Encoding) -> ServerCapabilities {
     }
 }
 
-/// Sends a message; a closed connection shows up as the end of the input, so a failed send is
-/// not handled here.
-fn send(connection: &Connection, message: Message) {
-    let _ = connection.sender.send(message);
+// JSON-RPC error codes the `lsp-server` crate does not name the way they are used here.
+/// The frame could not be read as a message (JSON-RPC's parse error).
+const PARSE_ERROR: i32 = -32700;
+/// A request for a document whose text changed before it could be answered (LSP's
+/// `ContentModified`): the client asks again if it still wants to know.
+const CONTENT_MODIFIED: i32 = -32801;
+/// A request the client cancelled (`$/cancelRequest`) or that `shutdown` left unanswered.
+const REQUEST_CANCELLED: i32 = -32800;
+
+/// What the main loop is told: by the reader thread (each frame, the end of the input) and by
+/// the analysis workers (each result).
+enum Event {
+    Message(Message),
+    /// A frame that is not a message: answered with `code` (and the request's id when it has
+    /// one), then the next frame is read.
+    Malformed {
+        id: Option<RequestId>,
+        code: i32,
+        message: String,
+    },
+    /// The input ended (or could not be read any more).
+    Closed,
+    Analysed(Done),
+}
+
+/// Reads frames from `input` until it ends, telling the main loop of each.
+fn read_frames(input: impl BufRead, events: &mpsc::Sender<Event>) {
+    let mut frames = Frames {
+        input,
+        resync: false,
+    };
+    loop {
+        let event = frames.next_frame().unwrap_or(Event::Closed);
+        let closed = matches!(event, Event::Closed);
+        if events.send(event).is_err() || closed {
+            return;
+        }
+    }
+}
+
+/// The base protocol's framing: header lines (`Content-Length: N`, others ignored), an empty
+/// line, `N` bytes of JSON. After a header block without a usable `Content-Length`, the length
+/// of the body is unknown: the input is skipped up to the next `Content-Length:` header.
+struct Frames<R> {
+    input: R,
+    /// The next frame's `Content-Length:` header name was consumed while skipping.
+    resync: bool,
+}
+
+impl<R: BufRead> Frames<R> {
+    /// The next frame as an event; `Closed` at the end of the input.
+    fn next_frame(&mut self) -> io::Result<Event> {
+        let mut length: Option<Result<usize, String>> = None;
+        let mut headers = 0;
+        loop {
+            let mut line = Vec::new();
+            if self.resync {
+                self.resync = false;
+                if !self.skip_to_header()? {
+                    return Ok(Event::Closed);
+                }
+                line.extend_from_slice(b"Content-Length:");
+            }
+            if self.input.read_until(b'\n', &mut line)? == 0 && line.is_empty() {
+                return Ok(Event::Closed);
+            }
+            let line = String::from_utf8_lossy(&line);
+            let line = line.trim_end_matches(['\r', '\n']);
+            if line.is_empty() {
+                // Blank lines before the first header are stray line breaks, not a frame.
+                if headers == 0 {
+                    continue;
+                }
+                break;
+            }
+            headers += 1;
+            match line.split_once(':') {
+                Some((name, value)) if name.trim().eq_ignore_ascii_case("content-length") => {
+                    let value = value.trim();
+                    length = Some(
+                        value
+                            .parse()
+                            .map_err(|_| format!("the Content-Length `{value}` is not a number")),
+                    );
+                }
+                None if length.is_none() => {
+                    length = Some(Err(format!("malformed header line `{line}`")));
+                }
+                // Other headers (`Content-Type`) are not needed.
+                _ => {}
+            }
+        }
+        let length = match length {
+            Some(Ok(length)) => length,
+            Some(Err(why)) => return Ok(self.unreadable(&why)),
+            None => return Ok(self.unreadable("no Content-Length header")),
+        };
+        let mut body = Vec::new();
+        (&mut self.input)
+            .take(length as u64)
+            .read_to_end(&mut body)?;
+        if body.len() < length {
+            return Ok(Event::Closed);
+        }
+        Ok(parse_body(&body))
+    }
+
+    /// A header block whose body cannot be found: answered, and the input is skipped to the
+    /// next frame.
+    fn unreadable(&mut self, why: &str) -> Event {
+        self.resync = true;
+        Event::Malformed {
+            id: None,
+            code: PARSE_ERROR,
+            message: format!("cannot read the message: {why}; skipped to the next header"),
+        }
+    }
+
+    /// Skips the input up to and including the next `Content-Length:` (any case); `false` when
+    /// the input ends first.
+    fn skip_to_header(&mut self) -> io::Result<bool> {
+        const HEADER: &[u8] = b"content-length:";
+        let mut matched = 0;
+        loop {
+            let buffer = self.input.fill_buf()?;
+            if buffer.is_empty() {
+                return Ok(false);
+            }
+            let mut used = 0;
+            let mut found = false;
+            for &byte in buffer {
+                used += 1;
+                let byte = byte.to_ascii_lowercase();
+                matched = if byte == HEADER[matched] {
+                    matched + 1
+                } else {
+                    usize::from(byte == HEADER[0])
+                };
+                if matched == HEADER.len() {
+                    found = true;
+                    break;
+                }
+            }
+            self.input.consume(used);
+            if found {
+                return Ok(true);
+            }
+        }
+    }
+}
+
+/// A frame's body as an event: a message, or a parse error for text that is not JSON or JSON
+/// that is not one JSON-RPC message (an array, a number), or an invalid request (with its id)
+/// for an object with an id that is not a message.
+fn parse_body(body: &[u8]) -> Event {
+    let malformed = |id, code, message: String| Event::Malformed { id, code, message };
+    let Ok(text) = std::str::from_utf8(body) else {
+        return malformed(None, PARSE_ERROR, "the message is not UTF-8".to_owned());
+    };
+    let value: serde_json::Value = match serde_json::from_str(text) {
+        Ok(value) => value,
+        Err(e) => return malformed(None, PARSE_ERROR, format!("invalid JSON: {e}")),
+    };
+    if !value.is_object() {
+        // serde would read an array as the fields of a message in order (`[1, {..}]`).
+        return malformed(
+            None,
+            PARSE_ERROR,
+            "not a JSON-RPC message: not a JSON object".to_owned(),
+        );
+    }
+    let id = value
+        .get("id")
+        .and_then(|id| serde_json::from_value::<RequestId>(id.clone()).ok());
+    // With a `method`, a request (with an id) or a notification; without, a response. (An
+    // untagged `Message` would take a request with a bad method for a response, and drop it.)
+    let parsed = match (value.get("method").is_some(), value.get("id").is_some()) {
+        (true, true) => serde_json::from_value::<Request>(value).map(Message::Request),
+        (true, false) => serde_json::from_value::<Notification>(value).map(Message::Notification),
+        (false, _) => serde_json::from_value::<Response>(value).map(Message::Response),
+    };
+    match parsed {
+        Ok(message) => Event::Message(message),
+        Err(e) if id.is_some() => malformed(
+            id,
+            ErrorCode::InvalidRequest as i32,
+            format!("not a JSON-RPC message: {e}"),
+        ),
+        Err(e) => malformed(None, PARSE_ERROR, format!("not a JSON-RPC message: {e}")),
+    }
 }
 
 /// One open document.
 struct Document {
     text: String,
     version: i32,
-    /// Findings of `text`, computed on demand.
+    /// Counts the texts the server has seen of any document: a new one at each open, change
+    /// and save (a save re-analyses, the configuration may have changed), so that a result is
+    /// known for the current text only by its generation.
+    generation: u64,
+    /// Findings of the current text, once analysed.
     analysis: Option<Analysis>,
-    /// Whether the findings of the current text were published.
-    published: bool,
+    /// The current text is being analysed.
+    in_flight: bool,
 }
 
 /// A document's findings as LSP diagnostics, with the quick fix of each where there is one.
@@ -204,90 +364,227 @@ struct Analysis {
     fixes: Vec<(usize, String, Vec<TextEdit>)>,
 }
 
-struct Server<'c> {
-    connection: &'c Connection,
+/// How many documents are analysed at once. Two, so that the newest version of a document is
+/// analysed while a superseded one (whose analysis cannot be interrupted) runs to its end.
+const WORKERS: usize = 2;
+
+/// An analysis thread, kept for the whole session (each keeps the crates it has read, see
+/// [`CRATES`]).
+struct Worker {
+    jobs: mpsc::Sender<Job>,
+    busy: bool,
+}
+
+/// One document text to analyse.
+struct Job {
+    worker: usize,
+    uri: Url,
+    version: i32,
+    generation: u64,
+    text: String,
+    encoding: Encoding,
+}
+
+/// An analysis done.
+struct Done {
+    worker: usize,
+    uri: Url,
+    version: i32,
+    generation: u64,
+    analysis: Analysis,
+    took: std::time::Duration,
+}
+
+/// A `textDocument/codeAction` waiting for the analysis of its document's current text.
+struct Waiting {
+    id: RequestId,
+    params: CodeActionParams,
+}
+
+struct Server<W: Write> {
+    out: W,
+    /// Where the workers send their results.
+    events: mpsc::Sender<Event>,
     encoding: Encoding,
     /// The client takes versioned `documentChanges` in a workspace edit.
     document_changes: bool,
-    documents: HashMap<Url, Document>,
+    initialized: bool,
     shutdown_requested: bool,
+    /// The client asked for a trace (`$/logTrace`) of what is analysed and dropped.
+    trace: bool,
+    documents: HashMap<Url, Document>,
+    workers: Vec<Worker>,
+    waiting: Vec<Waiting>,
+    generations: u64,
 }
 
-impl Server<'_> {
-    fn main_loop(&mut self) -> Exit {
+impl<W: Write> Server<W> {
+    /// Handles events until `exit` or the end of the input. Whatever is already waiting (a burst
+    /// of keystrokes) is handled before analyses are started, so that only the newest text is
+    /// analysed; requests are answered as they come, never after an analysis of a text that is
+    /// no longer current.
+    fn main_loop(&mut self, inbox: &mpsc::Receiver<Event>) -> io::Result<Exit> {
         loop {
-            let Ok(message) = self.connection.receiver.recv() else {
-                return Exit::Abrupt;
+            let Ok(event) = inbox.recv() else {
+                return Ok(self.end_of_input());
             };
-            if let Some(exit) = self.handle(message) {
-                return exit;
+            if let Some(exit) = self.handle(event)? {
+                return Ok(exit);
             }
-            // Handle whatever else is already waiting (a burst of keystrokes) before analysing.
-            while let Ok(message) = self.connection.receiver.try_recv() {
-                if let Some(exit) = self.handle(message) {
-                    return exit;
+            while let Ok(event) = inbox.try_recv() {
+                if let Some(exit) = self.handle(event)? {
+                    return Ok(exit);
                 }
             }
-            self.publish_pending();
+            self.schedule()?;
         }
     }
 
-    /// Handles one message; `Some` when it was `exit`.
-    fn handle(&mut self, message: Message) -> Option<Exit> {
-        match message {
-            Message::Request(request) => self.handle_request(request),
-            Message::Notification(notification) => {
+    /// How a session whose input ended is over: cleanly before `initialize` and after
+    /// `shutdown`.
+    fn end_of_input(&self) -> Exit {
+        if self.initialized && !self.shutdown_requested {
+            Exit::Abrupt
+        } else {
+            Exit::Clean
+        }
+    }
+
+    /// Handles one event; `Some` when the session is over.
+    fn handle(&mut self, event: Event) -> io::Result<Option<Exit>> {
+        match event {
+            Event::Closed => return Ok(Some(self.end_of_input())),
+            Event::Malformed { id, code, message } => self.reply_error(id, code, &message)?,
+            Event::Analysed(done) => self.analysed(done)?,
+            Event::Message(Message::Request(request)) => self.handle_request(request)?,
+            Event::Message(Message::Notification(notification)) => {
                 if notification.method == ExitNotification::METHOD {
-                    return Some(if self.shutdown_requested {
+                    return Ok(Some(if self.shutdown_requested {
                         Exit::Clean
                     } else {
                         Exit::Abrupt
-                    });
+                    }));
                 }
-                self.handle_notification(notification);
+                if self.initialized {
+                    self.handle_notification(notification)?;
+                }
             }
             // This server sends no requests, so expects no responses.
-            Message::Response(_) => {}
+            Event::Message(Message::Response(_)) => {}
         }
-        None
+        Ok(None)
     }
 
-    fn handle_request(&mut self, request: Request) {
+    fn send(&mut self, message: &Message) -> io::Result<()> {
+        message.write(&mut self.out)
+    }
+
+    /// An error answer; with no id (a frame that could not be read), `"id": null`.
+    fn reply_error(&mut self, id: Option<RequestId>, code: i32, message: &str) -> io::Result<()> {
+        if let Some(id) = id {
+            return self.send(&Response::new_err(id, code, message.to_owned()).into());
+        }
+        let body = serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": null,
+            "error": { "code": code, "message": message },
+        })
+        .to_string();
+        write!(self.out, "Content-Length: {}\r\n\r\n{body}", body.len())?;
+        self.out.flush()
+    }
+
+    fn handle_request(&mut self, request: Request) -> io::Result<()> {
         let id = request.id.clone();
+        if request.method == Initialize::METHOD {
+            if self.initialized {
+                return self.reply_error(
+                    Some(id),
+                    ErrorCode::InvalidRequest as i32,
+                    "the server is already initialized",
+                );
+            }
+            return self.initialize(request);
+        }
+        if !self.initialized {
+            return self.reply_error(
+                Some(id),
+                ErrorCode::ServerNotInitialized as i32,
+                "the server is not initialized",
+            );
+        }
         if self.shutdown_requested {
-            self.reply_error(id, ErrorCode::InvalidRequest, "the server is shutting down");
-            return;
+            return self.reply_error(
+                Some(id),
+                ErrorCode::InvalidRequest as i32,
+                "the server is shutting down",
+            );
         }
         match request.method.as_str() {
             Shutdown::METHOD => {
                 self.shutdown_requested = true;
-                send(self.connection, Response::new_ok(id, ()).into());
+                for waiting in std::mem::take(&mut self.waiting) {
+                    self.reply_error(
+                        Some(waiting.id),
+                        REQUEST_CANCELLED,
+                        "the server is shutting down",
+                    )?;
+                }
+                self.send(&Response::new_ok(id, ()).into())
             }
             CodeActionRequest::METHOD => {
                 match request.extract::<CodeActionParams>(CodeActionRequest::METHOD) {
-                    Ok((id, params)) => {
-                        let actions = self.code_actions(&params);
-                        send(self.connection, Response::new_ok(id, actions).into());
+                    Ok((id, params)) => self.code_action(id, params),
+                    Err(e) => {
+                        self.reply_error(Some(id), ErrorCode::InvalidParams as i32, &e.to_string())
                     }
-                    Err(e) => self.reply_error(id, ErrorCode::InvalidParams, &e.to_string()),
                 }
             }
             other => self.reply_error(
-                id,
-                ErrorCode::MethodNotFound,
+                Some(id),
+                ErrorCode::MethodNotFound as i32,
                 &format!("retry-audit does not handle `{other}`"),
             ),
         }
     }
 
-    fn reply_error(&self, id: RequestId, code: ErrorCode, message: &str) {
-        send(
-            self.connection,
-            Response::new_err(id, code as i32, message.to_owned()).into(),
-        );
+    /// The `initialize` handshake: the position encoding, whether the client takes versioned
+    /// edits and wants a trace; the capabilities.
+    fn initialize(&mut self, request: Request) -> io::Result<()> {
+        let id = request.id.clone();
+        let params: InitializeParams = match serde_json::from_value(request.params) {
+            Ok(p) => p,
+            Err(e) => {
+                let message = format!("invalid initialize parameters: {e}");
+                return self.reply_error(Some(id), ErrorCode::InvalidParams as i32, &message);
+            }
+        };
+        self.encoding = Encoding::negotiate(&params);
+        if let Ok(mut roots) = WORKSPACE_ROOTS.lock() {
+            *roots = workspace_roots(&params);
+        }
+        self.document_changes = params
+            .capabilities
+            .workspace
+            .as_ref()
+            .and_then(|w| w.workspace_edit.as_ref())
+            .and_then(|e| e.document_changes)
+            .unwrap_or(false);
+        self.trace = params
+            .trace
+            .is_some_and(|t| t != lsp_types::TraceValue::Off);
+        let result = InitializeResult {
+            capabilities: capabilities(self.encoding),
+            server_info: Some(ServerInfo {
+                name: SOURCE.to_owned(),
+                version: Some(env!("CARGO_PKG_VERSION").to_owned()),
+            }),
+        };
+        self.initialized = true;
+        self.send(&Response::new_ok(id, result).into())
     }
 
-    fn handle_notification(&mut self, notification: Notification) {
+    fn handle_notification(&mut self, notification: Notification) -> io::Result<()> {
         // Malformed parameters of a notification cannot be answered; they are ignored.
         match notification.method.as_str() {
             DidOpenTextDocument::METHOD => {
@@ -295,17 +592,17 @@ impl Server<'_> {
                     notification.extract::<DidOpenTextDocumentParams>(DidOpenTextDocument::METHOD)
                 {
                     self.set_text(
-                        p.text_document.uri,
+                        &p.text_document.uri,
                         p.text_document.text,
                         p.text_document.version,
-                    );
+                    )?;
                 }
             }
             DidChangeTextDocument::METHOD => {
                 if let Ok(p) = notification
                     .extract::<DidChangeTextDocumentParams>(DidChangeTextDocument::METHOD)
                 {
-                    self.change(p);
+                    self.change(p)?;
                 }
             }
             DidSaveTextDocument::METHOD => {
@@ -317,8 +614,11 @@ impl Server<'_> {
                             doc.text = text;
                         }
                         // Analysed again: what is around the file (its settings) may have changed.
+                        self.generations += 1;
+                        doc.generation = self.generations;
                         doc.analysis = None;
-                        doc.published = false;
+                        doc.in_flight = false;
+                        self.superseded(&p.text_document.uri)?;
                     }
                 }
             }
@@ -327,28 +627,51 @@ impl Server<'_> {
                     notification.extract::<DidCloseTextDocumentParams>(DidCloseTextDocument::METHOD)
                 {
                     self.documents.remove(&p.text_document.uri);
-                    self.publish(p.text_document.uri, Vec::new(), None);
+                    self.superseded(&p.text_document.uri)?;
+                    self.publish(p.text_document.uri, Vec::new(), None)?;
+                }
+            }
+            Cancel::METHOD => {
+                if let Ok(p) = notification.extract::<lsp_types::CancelParams>(Cancel::METHOD) {
+                    let id: RequestId = match p.id {
+                        NumberOrString::Number(n) => n.into(),
+                        NumberOrString::String(s) => s.into(),
+                    };
+                    if let Some(i) = self.waiting.iter().position(|w| w.id == id) {
+                        let waiting = self.waiting.remove(i);
+                        self.reply_error(Some(waiting.id), REQUEST_CANCELLED, "cancelled")?;
+                    }
+                }
+            }
+            SetTrace::METHOD => {
+                if let Ok(p) = notification.extract::<lsp_types::SetTraceParams>(SetTrace::METHOD) {
+                    self.trace = p.value != lsp_types::TraceValue::Off;
                 }
             }
             _ => {}
         }
+        Ok(())
     }
 
-    fn set_text(&mut self, uri: Url, text: String, version: i32) {
+    fn set_text(&mut self, uri: &Url, text: String, version: i32) -> io::Result<()> {
+        self.generations += 1;
         self.documents.insert(
-            uri,
+            uri.clone(),
             Document {
                 text,
                 version,
+                generation: self.generations,
                 analysis: None,
-                published: false,
+                in_flight: false,
             },
         );
+        self.superseded(uri)
     }
 
-    fn change(&mut self, params: DidChangeTextDocumentParams) {
-        let Some(doc) = self.documents.get_mut(&params.text_document.uri) else {
-            return;
+    fn change(&mut self, params: DidChangeTextDocumentParams) -> io::Result<()> {
+        let uri = params.text_document.uri;
+        let Some(doc) = self.documents.get_mut(&uri) else {
+            return Ok(());
         };
         for change in params.content_changes {
             match change.range {
@@ -361,73 +684,197 @@ impl Server<'_> {
                 }
             }
         }
+        self.generations += 1;
         doc.version = params.text_document.version;
+        doc.generation = self.generations;
         doc.analysis = None;
-        doc.published = false;
+        doc.in_flight = false;
+        self.superseded(&uri)
     }
 
-    /// Analyses and publishes every document whose current text has not been published.
-    fn publish_pending(&mut self) {
-        let pending: Vec<Url> = self
+    /// The text of `uri` changed (or it was closed): the code actions waiting for the old
+    /// text's analysis are answered with `ContentModified`, as the protocol suggests; the
+    /// client asks again.
+    fn superseded(&mut self, uri: &Url) -> io::Result<()> {
+        let (stale, kept): (Vec<Waiting>, Vec<Waiting>) = std::mem::take(&mut self.waiting)
+            .into_iter()
+            .partition(|w| w.params.text_document.uri == *uri);
+        self.waiting = kept;
+        for waiting in stale {
+            self.reply_error(
+                Some(waiting.id),
+                CONTENT_MODIFIED,
+                "the document changed before its analysis ended",
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Starts the analysis of each document whose current text is neither analysed nor being
+    /// analysed, on an idle worker; the others wait for one.
+    fn schedule(&mut self) -> io::Result<()> {
+        if self.shutdown_requested {
+            return Ok(());
+        }
+        let mut pending: Vec<(u64, Url)> = self
             .documents
             .iter()
-            .filter(|(_, doc)| !doc.published)
-            .map(|(uri, _)| uri.clone())
+            .filter(|(_, doc)| doc.analysis.is_none() && !doc.in_flight)
+            .map(|(uri, doc)| (doc.generation, uri.clone()))
             .collect();
-        for uri in pending {
-            self.analyse(&uri);
-            if let Some(doc) = self.documents.get_mut(&uri) {
-                doc.published = true;
-                let diagnostics = doc
-                    .analysis
-                    .as_ref()
-                    .map(|a| a.diagnostics.clone())
-                    .unwrap_or_default();
-                let version = doc.version;
-                self.publish(uri, diagnostics, Some(version));
+        // The oldest text first: documents are analysed in the order they were edited.
+        pending.sort();
+        for (_, uri) in pending {
+            let Some(worker) = self.idle_worker() else {
+                break;
+            };
+            let Some(doc) = self.documents.get_mut(&uri) else {
+                continue;
+            };
+            doc.in_flight = true;
+            let job = Job {
+                worker,
+                uri: uri.clone(),
+                version: doc.version,
+                generation: doc.generation,
+                text: doc.text.clone(),
+                encoding: self.encoding,
+            };
+            let version = doc.version;
+            self.log(&format!("analysing {uri} version {version}"))?;
+            self.workers[worker].busy = true;
+            if let Err(mpsc::SendError(job)) = self.workers[worker].jobs.send(job) {
+                // The worker is gone (it could not start): analyse here, as a last resort.
+                let done = run_job(job);
+                self.analysed(done)?;
             }
+        }
+        Ok(())
+    }
+
+    /// An idle worker, started on first need.
+    fn idle_worker(&mut self) -> Option<usize> {
+        if let Some(i) = self.workers.iter().position(|w| !w.busy) {
+            return Some(i);
+        }
+        if self.workers.len() >= WORKERS {
+            return None;
+        }
+        let (jobs, queue) = mpsc::channel::<Job>();
+        let events = self.events.clone();
+        // On failure the sender's receiver is dropped: jobs sent to it are run in place.
+        let _ = thread::Builder::new()
+            .name(format!("retry-audit-lsp-{}", self.workers.len()))
+            .stack_size(crate::analysis::limits::STACK_SIZE)
+            .spawn(move || {
+                crate::analysis::limits::thread_started_with_stack(
+                    crate::analysis::limits::STACK_SIZE,
+                );
+                for job in queue {
+                    if events.send(Event::Analysed(run_job(job))).is_err() {
+                        return;
+                    }
+                }
+            });
+        self.workers.push(Worker { jobs, busy: false });
+        Some(self.workers.len() - 1)
+    }
+
+    /// A worker's result: kept and published when it is of the document's current text,
+    /// dropped otherwise (the text changed, or the document was closed, while it ran).
+    fn analysed(&mut self, done: Done) -> io::Result<()> {
+        if let Some(worker) = self.workers.get_mut(done.worker) {
+            worker.busy = false;
+        }
+        let (uri, version) = (done.uri, done.version);
+        let current = self
+            .documents
+            .get(&uri)
+            .map(|doc| (doc.generation, doc.version));
+        match current {
+            Some((generation, _)) if generation == done.generation && !self.shutdown_requested => {
+                self.log(&format!(
+                    "analysed {uri} version {version} in {} ms",
+                    done.took.as_millis()
+                ))?;
+                let diagnostics = done.analysis.diagnostics.clone();
+                if let Some(doc) = self.documents.get_mut(&uri) {
+                    doc.analysis = Some(done.analysis);
+                    doc.in_flight = false;
+                }
+                self.publish(uri.clone(), diagnostics, Some(version))?;
+                self.answer_waiting(&uri)
+            }
+            Some((_, newest)) => self.log(&format!(
+                "dropped the analysis of {uri} version {version}: superseded by version {newest}"
+            )),
+            None => self.log(&format!(
+                "dropped the analysis of {uri} version {version}: the document was closed"
+            )),
         }
     }
 
-    fn publish(&self, uri: Url, diagnostics: Vec<lsp_types::Diagnostic>, version: Option<i32>) {
+    /// Answers the code actions that waited for the analysis of `uri`'s current text.
+    fn answer_waiting(&mut self, uri: &Url) -> io::Result<()> {
+        let (ready, kept): (Vec<Waiting>, Vec<Waiting>) = std::mem::take(&mut self.waiting)
+            .into_iter()
+            .partition(|w| w.params.text_document.uri == *uri);
+        self.waiting = kept;
+        for waiting in ready {
+            let actions = self.code_actions(&waiting.params);
+            self.send(&Response::new_ok(waiting.id, actions).into())?;
+        }
+        Ok(())
+    }
+
+    /// A `$/logTrace` notification, when the client asked for a trace.
+    fn log(&mut self, message: &str) -> io::Result<()> {
+        if !self.trace {
+            return Ok(());
+        }
+        let params = lsp_types::LogTraceParams {
+            message: message.to_owned(),
+            verbose: None,
+        };
+        self.send(&Notification::new(LogTrace::METHOD.to_owned(), params).into())
+    }
+
+    fn publish(
+        &mut self,
+        uri: Url,
+        diagnostics: Vec<lsp_types::Diagnostic>,
+        version: Option<i32>,
+    ) -> io::Result<()> {
         let params = PublishDiagnosticsParams {
             uri,
             diagnostics,
             version,
         };
-        send(
-            self.connection,
-            Notification::new(PublishDiagnostics::METHOD.to_owned(), params).into(),
-        );
+        self.send(&Notification::new(PublishDiagnostics::METHOD.to_owned(), params).into())
     }
 
-    /// Makes sure the document's findings are those of its current text.
-    fn analyse(&mut self, uri: &Url) {
-        let encoding = self.encoding;
-        if let Some(doc) = self.documents.get_mut(uri) {
-            if doc.analysis.is_none() {
-                doc.analysis = Some(analyse(uri, &doc.text, encoding));
-            }
+    /// Answers a code action at once when the document's current text is analysed (or there
+    /// is nothing to answer); otherwise when its analysis ends.
+    fn code_action(&mut self, id: RequestId, params: CodeActionParams) -> io::Result<()> {
+        let ready = self
+            .documents
+            .get(&params.text_document.uri)
+            .is_none_or(|doc| doc.analysis.is_some());
+        if ready || !wants_quickfix(&params) {
+            let actions = self.code_actions(&params);
+            self.send(&Response::new_ok(id, actions).into())
+        } else {
+            self.waiting.push(Waiting { id, params });
+            Ok(())
         }
     }
 
-    fn code_actions(&mut self, params: &CodeActionParams) -> Vec<CodeActionOrCommand> {
+    /// The quick fixes of the analysed document's findings in the requested range.
+    fn code_actions(&self, params: &CodeActionParams) -> Vec<CodeActionOrCommand> {
         let uri = &params.text_document.uri;
-        let wanted = params.context.only.as_ref().map_or(true, |only| {
-            only.iter().any(|kind| {
-                let kind = kind.as_str();
-                kind.is_empty()
-                    || kind == CodeActionKind::QUICKFIX.as_str()
-                    || CodeActionKind::QUICKFIX
-                        .as_str()
-                        .strip_prefix(kind)
-                        .is_some_and(|rest| rest.starts_with('.'))
-            })
-        });
-        if !wanted {
+        if !wants_quickfix(params) {
             return Vec::new();
         }
-        self.analyse(uri);
         let Some(doc) = self.documents.get(uri) else {
             return Vec::new();
         };
@@ -471,6 +918,43 @@ impl Server<'_> {
                 ..WorkspaceEdit::default()
             }
         }
+    }
+}
+
+/// Whether a code action request asks for quick fixes (no `only`, or an `only` that includes
+/// `quickfix`).
+fn wants_quickfix(params: &CodeActionParams) -> bool {
+    params.context.only.as_ref().is_none_or(|only| {
+        only.iter().any(|kind| {
+            let kind = kind.as_str();
+            kind.is_empty()
+                || kind == CodeActionKind::QUICKFIX.as_str()
+                || CodeActionKind::QUICKFIX
+                    .as_str()
+                    .strip_prefix(kind)
+                    .is_some_and(|rest| rest.starts_with('.'))
+        })
+    })
+}
+
+/// Runs one analysis. A panic of the analysis (a bug) leaves the document without findings
+/// rather than ending the server.
+fn run_job(job: Job) -> Done {
+    let started = std::time::Instant::now();
+    let analysis = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        analyse(&job.uri, &job.text, job.encoding)
+    }))
+    .unwrap_or(Analysis {
+        diagnostics: Vec::new(),
+        fixes: Vec::new(),
+    });
+    Done {
+        worker: job.worker,
+        uri: job.uri,
+        version: job.version,
+        generation: job.generation,
+        analysis,
+        took: started.elapsed(),
     }
 }
 
@@ -584,7 +1068,9 @@ fn crate_findings(
     let mut roots = index::CrateRoots::default();
     let crate_root = roots.of_file(path);
     let walk_root = WORKSPACE_ROOTS
-        .with_borrow(|roots| {
+        .lock()
+        .ok()
+        .and_then(|roots| {
             roots
                 .iter()
                 .filter(|r| path.starts_with(r))
@@ -681,7 +1167,27 @@ fn crate_findings(
     })
 }
 
-/// How many crates' files [`WORKSPACES`] keeps.
+/// The client's workspace folders (from `initialize`): a document is analysed as a scan of the
+/// one it is in would analyse it (shared by the analysis workers).
+static WORKSPACE_ROOTS: std::sync::Mutex<Vec<std::path::PathBuf>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// The client's workspace folders, or its root, as directories.
+#[allow(deprecated)]
+fn workspace_roots(params: &InitializeParams) -> Vec<std::path::PathBuf> {
+    let folders = params
+        .workspace_folders
+        .iter()
+        .flatten()
+        .map(|f| f.uri.clone());
+    let root = params.root_uri.clone();
+    folders
+        .chain(root)
+        .filter_map(|uri| uri.to_file_path().ok())
+        .collect()
+}
+
+/// How many crates' files [`WORKSPACES`] keeps (on each analysis worker).
 const KEPT_CRATES: usize = 4;
 
 /// A file's modification time and length on disk.
@@ -746,10 +1252,6 @@ thread_local! {
     /// The crates of the documents analysed, by (folder walked, crate root).
     static WORKSPACES: std::cell::RefCell<HashMap<(std::path::PathBuf, Option<std::path::PathBuf>), WorkspaceCache>> =
         std::cell::RefCell::new(HashMap::new());
-    /// The client's workspace folders (from `initialize`): a document is analysed as a scan of
-    /// the one it is in would analyse it.
-    static WORKSPACE_ROOTS: std::cell::RefCell<Vec<std::path::PathBuf>> =
-        const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// One finding as an LSP diagnostic.
@@ -1026,6 +1528,37 @@ mod tests {
         assert_eq!(at(2, 3), text.find('x').unwrap());
         assert_eq!(at(9, 1), text.len());
         assert_eq!(at(1, 99), text.find('\n').unwrap());
+    }
+
+    #[test]
+    fn frames_that_are_no_message_are_answered_and_the_next_frame_is_read() {
+        let input = "Content-Length: 2\r\n\r\n[]\
+                     Content-Type: x\r\n\r\n{}\
+                     Content-Length: 35\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":5}\
+                     \r\nContent-Length: 40\r\n\r\n{\"jsonrpc\":\"2.0\",\"method\":\"initialized\"}";
+        let mut frames = Frames {
+            input: io::Cursor::new(input.as_bytes()),
+            resync: false,
+        };
+        let mut next = || frames.next_frame().expect("read");
+        for (code, id) in [(PARSE_ERROR, None), (PARSE_ERROR, None)] {
+            match next() {
+                Event::Malformed {
+                    id: got, code: c, ..
+                } => assert_eq!((c, got), (code, id)),
+                _ => panic!("a malformed frame"),
+            }
+        }
+        match next() {
+            Event::Malformed { id, code, .. } => {
+                assert_eq!((code, id), (-32600, Some(RequestId::from(7))));
+            }
+            _ => panic!("an invalid request"),
+        }
+        assert!(
+            matches!(next(), Event::Message(Message::Notification(n)) if n.method == "initialized")
+        );
+        assert!(matches!(next(), Event::Closed));
     }
 
     #[test]

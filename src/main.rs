@@ -24,10 +24,13 @@ use retry_audit::report::ScanReport;
 use retry_audit::{fix, lsp};
 use retry_audit::{Level, Rule, Settings};
 
+mod cli_diff_base;
 mod cli_output;
 mod cli_progress;
 mod cli_select;
+mod cli_show;
 mod cli_stdin;
+mod cli_watch;
 
 const AFTER_HELP: &str = "\
 Rules are named by id or name, e.g. `--allow RA002` or `--allow fixed-delay`. When the same rule
@@ -43,14 +46,16 @@ on with --warn or --deny).
 
 Exit status: 0 when nothing is reported at error level, 1 when something is (0 with
 --exit-zero), 2 on a usage, configuration or I/O error, or with --strict when a file could not be
-checked.
+checked. A file that does not parse is a finding, RA000 (syntax-error), at error level.
 
 On a terminal, a scan that lasts over half a second shows a progress bar on standard error (files
 checked / files found, files per second), cleared before the report; never with a machine format
 (json, sarif, github, gitlab, cargo-json), when standard error is not a terminal, or with --quiet.
 
 A subcommand name given as the first argument is the subcommand: to check a file or directory
-literally named `explain`, `rules` or `lsp`, write `./explain`, or put the paths after `--`.";
+literally named `check`, `explain`, `rules` or `lsp`, write `./explain`, or put the paths after
+`--`. `retry-audit check [OPTIONS] [PATHS]...` is the same as `retry-audit [OPTIONS] [PATHS]...`,
+as `ruff check`.";
 
 /// Finds retry anti-patterns in Rust code: unbounded retries, fixed delays, backoff without
 /// jitter, retried client errors and idempotency keys made per attempt.
@@ -70,7 +75,11 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Print the documentation of a rule.
+    /// Check files and directories (the default command): `retry-audit check PATHS` is
+    /// `retry-audit PATHS`.
+    #[command(after_help = AFTER_HELP)]
+    Check(Box<CheckArgs>),
+    /// Print the documentation of a rule: the text of its page, docs/rules/RULE-ID.md.
     Explain {
         /// Rule id or name, e.g. RA003 or missing-jitter.
         #[arg(value_name = "RULE", value_parser = parse_rule)]
@@ -78,9 +87,10 @@ enum Command {
     },
     /// List every rule with its id, name, default level and summary.
     Rules {
-        /// `text`: aligned columns; `json`: one JSON array of {id, name, level, summary, url}
-        /// objects (level: the default; url: the rule's section of the README), for editor
-        /// extensions and documentation sites.
+        /// `text`: aligned columns; `json`: one JSON array of {id, name, level, summary, docs,
+        /// url} objects (level: the default; docs: the rule's page in the project,
+        /// docs/rules/RULE-ID.md; url: that page in the repository the manifest names, or
+        /// null), for editor extensions and documentation sites.
         #[arg(long, value_enum, value_name = "FORMAT", default_value_t = RulesFormat::Text)]
         format: RulesFormat,
     },
@@ -88,7 +98,7 @@ enum Command {
     Lsp,
 }
 
-#[derive(Debug, clap::Args)]
+#[derive(Clone, Debug, clap::Args)]
 struct CheckArgs {
     /// Files and directories to check. Directories are searched for `*.rs` files, skipping
     /// hidden and `.gitignore`d entries and `target` directories; files named here are always
@@ -105,10 +115,10 @@ struct CheckArgs {
     #[arg(long, value_name = "NAME")]
     stdin_filename: Option<PathBuf>,
 
-    /// Output format.
+    /// Output format (`--output-format` is ruff's name for it, `--message-format` cargo's).
     #[arg(
         long,
-        visible_alias = "message-format",
+        visible_aliases = ["output-format", "message-format"],
         value_enum,
         value_name = "FORMAT",
         default_value_t = Format::Human
@@ -131,7 +141,7 @@ struct CheckArgs {
     #[arg(long, conflicts_with_all = ["diff", "write_baseline"])]
     statistics: bool,
 
-    /// When to colour the output (`human` only). With `auto`, `NO_COLOR` (set, not empty) turns
+    /// When to colour the output (`human` and `concise`). With `auto`, `NO_COLOR` (set, not empty) turns
     /// colour off and `CLICOLOR_FORCE` (set, not empty, not 0) turns it on even when the output
     /// is not a terminal; `NO_COLOR` wins. `always` and `never` win over both.
     #[arg(long, value_enum, value_name = "WHEN", default_value_t = Color::Auto)]
@@ -158,6 +168,16 @@ struct CheckArgs {
         value_parser = cli_select::parse_selector
     )]
     select: Vec<cli_select::Selector>,
+
+    /// Run these rules too, in addition to those of --select (ids, names, id prefixes or `ALL`,
+    /// comma-separated or repeated).
+    #[arg(
+        long,
+        value_name = "RULES",
+        value_delimiter = ',',
+        value_parser = cli_select::parse_selector
+    )]
+    extend_select: Vec<cli_select::Selector>,
 
     /// Do not run these rules (ids, names, id prefixes or `ALL`, comma-separated or repeated);
     /// wins over --select and over the level flags.
@@ -190,9 +210,10 @@ struct CheckArgs {
     #[arg(long)]
     exit_zero: bool,
 
-    /// Exit with status 2 when a file could not be checked (unreadable, not UTF-8, does not
-    /// parse, too deeply nested), after reporting everything else; implies --full-parse. Without
-    /// it, skipped files are listed as warnings and do not change the exit status.
+    /// Exit with status 2 when a file could not be checked (unreadable, not UTF-8, too deeply
+    /// nested; one that does not parse when RA000 is off), after reporting everything else;
+    /// implies --full-parse, so a syntax error anywhere is reported (RA000). Without it, skipped
+    /// files are listed as warnings and do not change the exit status.
     #[arg(long)]
     strict: bool,
 
@@ -218,13 +239,54 @@ struct CheckArgs {
     #[arg(long)]
     isolated: bool,
 
+    /// Paths not to walk, instead of the configuration's `exclude`: globs relative to the
+    /// current directory (a pattern without `/` matches a file or directory name anywhere),
+    /// comma-separated or repeated. Paths named on the command line are checked anyway, unless
+    /// --force-exclude.
+    #[arg(long, value_name = "PATTERNS", value_delimiter = ',')]
+    exclude: Option<Vec<String>>,
+
+    /// Paths not to walk, in addition to the configuration's `exclude` (globs as --exclude).
+    #[arg(long, value_name = "PATTERNS", value_delimiter = ',')]
+    extend_exclude: Vec<String>,
+
+    /// Apply the exclusions to the paths named on the command line too, and to
+    /// --stdin-filename (an excluded input is not checked), as for the files pre-commit and
+    /// editors pass.
+    #[arg(long)]
+    force_exclude: bool,
+
+    /// Check, then check again whenever a Rust file to check or a configuration file changes,
+    /// until interrupted (Ctrl-C); on a terminal each report replaces the last.
+    #[arg(
+        long,
+        short = 'w',
+        conflicts_with_all = ["fix", "diff", "write_baseline", "stdin_filename", "show_files", "show_settings"]
+    )]
+    watch: bool,
+
+    /// Print the files that would be checked, one per line, and exit.
+    #[arg(long, conflicts_with_all = ["show_settings", "fix", "diff", "write_baseline", "statistics"])]
+    show_files: bool,
+
+    /// Print the settings the first file to check would get (the configuration file, the
+    /// exclusions, each rule's level, the `[extend]` lists) and exit.
+    #[arg(long, conflicts_with_all = ["fix", "diff", "write_baseline", "statistics"])]
+    show_settings: bool,
+
     /// Report only the findings that are not recorded in the baseline FILE.
     #[arg(long, value_name = "FILE", conflicts_with = "write_baseline")]
     baseline: Option<PathBuf>,
 
+    /// Report only the findings on lines changed since the git revision REV (`git diff REV`:
+    /// the working tree against REV, and the untracked files), as for a pull request against
+    /// its base; the others are not reported and do not fail the run.
+    #[arg(long, value_name = "REV", conflicts_with_all = ["fix", "diff", "write_baseline"])]
+    diff_base: Option<String>,
+
     /// Record every current finding in the baseline FILE (JSON) instead of reporting them;
-    /// exits 0.
-    #[arg(long, value_name = "FILE")]
+    /// exits 0. Not with --diff, which writes nothing.
+    #[arg(long, value_name = "FILE", conflicts_with = "diff")]
     write_baseline: Option<PathBuf>,
 }
 
@@ -252,7 +314,7 @@ enum Format {
 enum RulesFormat {
     /// One line per rule: id, name, default level, summary.
     Text,
-    /// One JSON array of {id, name, level, summary, url}.
+    /// One JSON array of {id, name, level, summary, docs, url}.
     Json,
 }
 
@@ -302,12 +364,6 @@ pub(crate) fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => e.exit(),
     };
-    if let Err(message) = check_conventions(&cli, &matches) {
-        let mut command = command;
-        command
-            .error(clap::error::ErrorKind::ArgumentConflict, message)
-            .exit();
-    }
     let result = match cli.command {
         Some(Command::Explain { rule }) => print_to_stdout(|out| render::write_explain(rule, out)),
         Some(Command::Rules { format }) => print_to_stdout(match format {
@@ -315,9 +371,36 @@ pub(crate) fn main() -> ExitCode {
             RulesFormat::Json => render::write_rule_list_json,
         }),
         Some(Command::Lsp) => return serve_lsp(),
-        None => return exit_zero(check(&cli.check, &matches, cargo), cli.check.exit_zero),
+        Some(Command::Check(args)) => {
+            let sub = matches.subcommand_matches("check").unwrap_or(&matches);
+            let mut check_command = command
+                .find_subcommand("check")
+                .cloned()
+                .unwrap_or_else(|| command.clone());
+            return run_check(&mut check_command, &args, sub, cargo);
+        }
+        None => {
+            let mut command = command;
+            return run_check(&mut command, &cli.check, &matches, cargo);
+        }
     };
     exit_after_output(result, ExitCode::SUCCESS)
+}
+
+/// The check, `retry-audit [OPTIONS] [PATHS]` or `retry-audit check ...`: the combinations of
+/// flags clap cannot check are usage errors, then the scan.
+fn run_check(
+    command: &mut clap::Command,
+    args: &CheckArgs,
+    matches: &ArgMatches,
+    cargo: bool,
+) -> ExitCode {
+    if let Err(message) = check_conventions(args, matches) {
+        command
+            .error(clap::error::ErrorKind::ArgumentConflict, message)
+            .exit();
+    }
+    exit_zero(check(args, matches, cargo), args.exit_zero)
 }
 
 /// The arguments, and whether this is `cargo retry-audit`: cargo runs the `cargo-retry-audit`
@@ -340,7 +423,7 @@ fn command_line() -> (Vec<std::ffi::OsString>, bool) {
 fn scan_options(
     args: &CheckArgs,
     matches: &ArgMatches,
-    cargo: bool,
+    workspace: Option<&workspace::Workspace>,
 ) -> Result<ScanOptions, String> {
     let here = std::path::Path::new(".");
     let command_line = settings(args, matches);
@@ -356,11 +439,12 @@ fn scan_options(
     } else {
         config::Configs::discover(&command_line)
     };
-    let paths_given = matches.value_source("paths") == Some(clap::parser::ValueSource::CommandLine);
-    let (paths, skip_nested_packages) = if cargo && !paths_given {
+    let configs = configs.with_command_line_exclude(command_line_exclude(args)?);
+    let (paths, skip_nested_packages) = if let Some(workspace) = workspace {
+        // The current directory is the workspace's root (`enter_workspace_root`).
         let cwd = retry_audit::source::paths::absolute(here);
-        let members = workspace::members(here).map_err(|e| e.to_string())?;
-        let paths = members
+        let paths = workspace
+            .members
             .iter()
             .map(
                 |member| match retry_audit::source::paths::relative_to(member, &cwd) {
@@ -373,6 +457,15 @@ fn scan_options(
     } else {
         (args.paths.clone(), false)
     };
+    // `--force-exclude`: a path named on the command line is excluded as a walked one would be.
+    let paths = if args.force_exclude {
+        paths
+            .into_iter()
+            .filter(|path| !is_excluded(&configs, path))
+            .collect()
+    } else {
+        paths
+    };
     Ok(ScanOptions {
         paths,
         settings: configs.base_settings().clone(),
@@ -382,17 +475,113 @@ fn scan_options(
     })
 }
 
+/// `--exclude` and `--extend-exclude`, compiled.
+fn command_line_exclude(args: &CheckArgs) -> Result<config::CommandLineExclude, String> {
+    let globs = |patterns: &[String], flag: &str| {
+        config::Globs::from_patterns(patterns).map_err(|e| format!("{flag}: {e}"))
+    };
+    Ok(config::CommandLineExclude {
+        exclude: args
+            .exclude
+            .as_deref()
+            .map(|p| globs(p, "--exclude"))
+            .transpose()?,
+        extend: globs(&args.extend_exclude, "--extend-exclude")?,
+    })
+}
+
+/// Whether the exclusions in force for `path` cover it (an invalid configuration excludes
+/// nothing here: the scan reports it).
+fn is_excluded(configs: &config::Configs, path: &std::path::Path) -> bool {
+    configs
+        .for_path(path)
+        .is_ok_and(|config| config.is_excluded(path))
+}
+
+/// Whether this run scans the members of the Cargo workspace: `cargo retry-audit` without paths
+/// (and not reading standard input).
+fn scans_workspace(args: &CheckArgs, matches: &ArgMatches, cargo: bool) -> bool {
+    cargo && !paths_given(matches) && args.stdin_filename.is_none()
+}
+
+/// `cargo retry-audit` scanning the workspace works from the workspace's root, as cargo runs
+/// `rustc`, so that paths print relative to it from any directory of the workspace, as cargo
+/// and clippy print them. The files named by options are taken from where the command ran.
+fn enter_workspace_root(
+    args: &mut CheckArgs,
+    matches: &ArgMatches,
+    cargo: bool,
+) -> Result<Option<workspace::Workspace>, String> {
+    if !scans_workspace(args, matches, cargo) {
+        return Ok(None);
+    }
+    let workspace = workspace::workspace(std::path::Path::new(".")).map_err(|e| e.to_string())?;
+    for path in [
+        &mut args.output_file,
+        &mut args.config,
+        &mut args.baseline,
+        &mut args.write_baseline,
+    ]
+    .into_iter()
+    .flatten()
+    {
+        *path = retry_audit::source::paths::absolute(path);
+    }
+    std::env::set_current_dir(&workspace.root).map_err(|e| {
+        format!(
+            "cannot work in the workspace root {}: {e}",
+            workspace.root.display()
+        )
+    })?;
+    Ok(Some(workspace))
+}
+
 /// The default command: scan, render, exit 1 if anything is at error level.
 fn check(args: &CheckArgs, matches: &ArgMatches, cargo: bool) -> ExitCode {
     let started = Instant::now();
     cli_output::set_quiet(args.quiet);
-    let options = match scan_options(args, matches, cargo) {
+    let mut args = args.clone();
+    let workspace = match enter_workspace_root(&mut args, matches, cargo) {
+        Ok(workspace) => workspace,
+        Err(e) => {
+            report_error(&format!("error: {e}"));
+            return ExitCode::from(2);
+        }
+    };
+    let args = &args;
+    let options = match scan_options(args, matches, workspace.as_ref()) {
         Ok(options) => options,
         Err(e) => {
             report_error(&format!("error: {e}"));
             return ExitCode::from(2);
         }
     };
+    if args.show_files {
+        let mut all_found = true;
+        let shown = print_to_stdout(|out| {
+            all_found = cli_show::files(&options, out)?;
+            Ok(())
+        });
+        let code = if all_found {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(2)
+        };
+        return exit_after_output(shown, code);
+    }
+    if args.show_settings {
+        let mut out = io::stdout().lock();
+        return match cli_show::settings(&options, args.force_exclude, &mut out) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                report_error(&format!("error: {e}"));
+                ExitCode::from(2)
+            }
+        };
+    }
+    if args.watch {
+        watch(args, matches, workspace.as_ref());
+    }
     let stdin = match stdin_input(args, matches) {
         Ok(stdin) => stdin,
         Err(e) => {
@@ -444,20 +633,8 @@ fn check(args: &CheckArgs, matches: &ArgMatches, cargo: bool) -> ExitCode {
         };
     }
     let mut report = report;
-    if let Some(path) = &args.baseline {
-        let filtered = baseline::Baseline::read(path).map(|b| b.filter(&mut report));
-        match filtered {
-            Ok(filtered) if filtered.hidden + filtered.stale > 0 => cli_output::note(&format!(
-                "retry-audit: {} in the baseline hidden, {} no longer found",
-                count(filtered.hidden, "finding", "findings"),
-                filtered.stale
-            )),
-            Ok(_) => {}
-            Err(e) => {
-                report_error(&format!("error: {e}"));
-                return ExitCode::from(2);
-            }
-        }
+    if let Err(code) = hide_known(&mut report, args) {
+        return code;
     }
     let code = if report.has_errors() {
         ExitCode::from(1)
@@ -470,6 +647,77 @@ fn check(args: &CheckArgs, matches: &ArgMatches, cargo: bool) -> ExitCode {
     exit_after_output(
         written,
         failure_exit(&report, args.strict, unwritten).unwrap_or(code),
+    )
+}
+
+/// `--baseline`: the findings it records are not reported (nor counted); `--diff-base`: nor
+/// those on lines not changed since its revision; how many on stderr.
+fn hide_known(report: &mut ScanReport, args: &CheckArgs) -> Result<(), ExitCode> {
+    if let Some(rev) = &args.diff_base {
+        match cli_diff_base::since(rev) {
+            Ok(changes) => {
+                let hidden = changes.filter(report);
+                if hidden > 0 {
+                    cli_output::note(&format!(
+                        "retry-audit: {} on lines not changed since {rev} hidden",
+                        count(hidden, "finding", "findings")
+                    ));
+                }
+            }
+            Err(e) => {
+                report_error(&format!("error: {e}"));
+                return Err(ExitCode::from(2));
+            }
+        }
+    }
+    if let Some(path) = &args.baseline {
+        let filtered = baseline::Baseline::read(path).map(|b| b.filter(report));
+        match filtered {
+            Ok(filtered) if filtered.hidden + filtered.stale > 0 => cli_output::note(&format!(
+                "retry-audit: {} in the baseline hidden, {} no longer found",
+                count(filtered.hidden, "finding", "findings"),
+                filtered.stale
+            )),
+            Ok(_) => {}
+            Err(e) => {
+                report_error(&format!("error: {e}"));
+                return Err(ExitCode::from(2));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `--watch`: the check and its report, again after every change to the files or their
+/// configuration (see [`cli_watch`]), until interrupted. On a terminal, each report replaces
+/// the last on the screen.
+fn watch(args: &CheckArgs, matches: &ArgMatches, workspace: Option<&workspace::Workspace>) -> ! {
+    use std::io::IsTerminal;
+    cli_watch::run(
+        || match scan_options(args, matches, workspace) {
+            Ok(options) => Some(options),
+            Err(e) => {
+                report_error(&format!("error: {e}"));
+                None
+            }
+        },
+        |options| {
+            if args.output_file.is_none() && io::stdout().is_terminal() {
+                // Clear the screen and go home, as `ruff check --watch` does.
+                print!("\x1b[2J\x1b[H");
+            }
+            let mut report = match scan_or_read(args, options, None) {
+                Ok(report) => report,
+                Err(e) => {
+                    report_error(&format!("error: {e}"));
+                    return;
+                }
+            };
+            if hide_known(&mut report, args).is_ok() {
+                let written = write_report(&report, args, &report_target(args, false));
+                let _ = exit_after_output(written, ExitCode::SUCCESS);
+            }
+        },
     )
 }
 
@@ -609,7 +857,12 @@ fn settings(args: &CheckArgs, matches: &ArgMatches) -> Settings {
             Deny::Warnings => settings.warnings_as_errors = true,
         }
     }
-    cli_select::apply(&args.select, &args.ignore, &mut settings);
+    cli_select::apply(
+        &args.select,
+        &args.extend_select,
+        &args.ignore,
+        &mut settings,
+    );
     // `--strict` fails on a file that does not parse: every body must be parsed to know.
     settings.full_parse = args.full_parse || args.strict;
     settings
@@ -636,7 +889,7 @@ fn write_report(
             write_summary(report, out)
         }
         Format::Concise => {
-            concise::render(report, &mut &mut *out)?;
+            concise::render(report, out)?;
             write_summary(report, out)
         }
         Format::Json => write_machine(report, out, |out| json::render(report, out)),
@@ -743,16 +996,20 @@ fn write_statistics(
 }
 
 /// Combinations of flags that clap cannot check by itself: a usage error (exit 2) naming them.
-fn check_conventions(cli: &Cli, matches: &ArgMatches) -> Result<(), String> {
-    let args = &cli.check;
-    if cli.command.is_some() {
-        return Ok(());
-    }
+fn check_conventions(args: &CheckArgs, matches: &ArgMatches) -> Result<(), String> {
     cli_stdin::name(
         &args.paths,
         args.stdin_filename.as_deref(),
         paths_given(matches),
     )?;
+    if args.watch
+        && args
+            .paths
+            .iter()
+            .any(|p| p.as_os_str() == cli_stdin::DEFAULT_NAME)
+    {
+        return Err("the argument '--watch' cannot be used with `-` (standard input)".into());
+    }
     if args.statistics && cli_output::is_machine(args.format) && args.format != Format::Json {
         let format = args
             .format
@@ -791,8 +1048,19 @@ fn scan_or_read(
     stdin: Option<&cli_stdin::Input>,
 ) -> Result<ScanReport, scan::ScanError> {
     use std::io::IsTerminal;
+    let excluded = |path: &std::path::Path| {
+        args.force_exclude
+            && options
+                .config
+                .as_ref()
+                .is_some_and(|configs| is_excluded(configs, path))
+    };
     match stdin {
+        // `--force-exclude`: an excluded input is not checked (and `--fix` echoes it).
+        Some(input) if excluded(&input.path) => Ok(ScanReport::default()),
         Some(input) => cli_stdin::check(input, options),
+        // Every path named was excluded: nothing to check (not the current directory).
+        None if options.paths.is_empty() => Ok(ScanReport::default()),
         None if cli_progress::should_show(args.format, io::stderr().is_terminal(), args.quiet) => {
             // Dropped, and so cleared, before anything else is written.
             let bar = cli_progress::Bar::new();

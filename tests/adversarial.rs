@@ -111,15 +111,15 @@ fn a_hundred_thousand_nested_blocks_or_closures_are_skipped_and_the_scan_goes_on
     assert_eq!(
         skipped_lines(&run.stderr),
         [
-            "warning: skipped ./blocks.rs: too deeply nested to analyse",
-            "warning: skipped ./closures.rs: too deeply nested to analyse",
-            "warning: skipped ./loops.rs: too deeply nested to analyse",
+            "warning: skipped blocks.rs: too deeply nested to analyse",
+            "warning: skipped closures.rs: too deeply nested to analyse",
+            "warning: skipped loops.rs: too deeply nested to analyse",
         ]
     );
     assert_eq!(summary(&run.stderr), (1, 3));
     let findings = json_lines(&run.stdout);
     assert!(
-        findings.iter().all(|f| f["path"] == "./retry.rs"),
+        findings.iter().all(|f| f["path"] == "retry.rs"),
         "{findings:?}"
     );
 }
@@ -161,11 +161,11 @@ fn chains_written_without_brackets_are_as_deep_as_nesting_and_skipped_the_same_w
     assert_eq!(
         skipped_lines(&run.stderr),
         [
-            "warning: skipped ./a_sum.rs: too deeply nested to analyse",
-            "warning: skipped ./b_methods.rs: too deeply nested to analyse",
-            "warning: skipped ./c_generics.rs: too deeply nested to analyse",
-            "warning: skipped ./d_else_if.rs: too deeply nested to analyse",
-            "warning: skipped ./e_references.rs: too deeply nested to analyse",
+            "warning: skipped a_sum.rs: too deeply nested to analyse",
+            "warning: skipped b_methods.rs: too deeply nested to analyse",
+            "warning: skipped c_generics.rs: too deeply nested to analyse",
+            "warning: skipped d_else_if.rs: too deeply nested to analyse",
+            "warning: skipped e_references.rs: too deeply nested to analyse",
         ]
     );
     assert_eq!(summary(&run.stderr), (1, 5));
@@ -233,7 +233,7 @@ fn a_file_too_complex_to_analyse_is_skipped_with_its_path_and_the_scan_goes_on()
     assert_eq!(
         skipped_lines(&run.stderr),
         [
-            "warning: skipped ./nested_calls.rs: too complex to analyse: its analysis takes more \
+            "warning: skipped nested_calls.rs: too complex to analyse: its analysis takes more \
           than 1000 steps per byte"
         ]
     );
@@ -245,7 +245,7 @@ fn a_file_too_complex_to_analyse_is_skipped_with_its_path_and_the_scan_goes_on()
     );
     let findings = json_lines(&run.stdout);
     assert!(
-        !findings.is_empty() && findings.iter().all(|f| f["path"] == "./retry.rs"),
+        !findings.is_empty() && findings.iter().all(|f| f["path"] == "retry.rs"),
         "{findings:?}"
     );
 }
@@ -352,13 +352,13 @@ fn files_that_vanish_or_become_unreadable_during_the_scan_are_skipped_with_a_rea
     let skipped = skipped_lines(&run.stderr);
     assert_eq!(skipped.len(), 2, "{}", run.stderr);
     assert!(
-        skipped[0].starts_with("warning: skipped ./b_vanishes.rs: cannot read: ")
+        skipped[0].starts_with("warning: skipped b_vanishes.rs: cannot read: ")
             && skipped[0].contains("No such file or directory"),
         "{}",
         skipped[0]
     );
     assert!(
-        skipped[1].starts_with("warning: skipped ./c_becomes_a_directory.rs: cannot read: ")
+        skipped[1].starts_with("warning: skipped c_becomes_a_directory.rs: cannot read: ")
             && skipped[1].contains("directory"),
         "{}",
         skipped[1]
@@ -366,7 +366,7 @@ fn files_that_vanish_or_become_unreadable_during_the_scan_are_skipped_with_a_rea
     assert_eq!(summary(&run.stderr), (2, 2));
     let findings = json_lines(&run.stdout);
     assert!(
-        !findings.is_empty() && findings.iter().all(|f| f["path"] == "./d_stays.rs"),
+        !findings.is_empty() && findings.iter().all(|f| f["path"] == "d_stays.rs"),
         "{findings:?}"
     );
 }
@@ -391,7 +391,7 @@ fn a_file_without_read_permission_is_skipped_with_the_error_or_read_by_root() {
     } else {
         assert_eq!(
             skipped_lines(&run.stderr),
-            ["warning: skipped ./a_locked.rs: cannot read: Permission denied (os error 13)"]
+            ["warning: skipped a_locked.rs: cannot read: Permission denied (os error 13)"]
         );
         assert_eq!(summary(&run.stderr), (1, 1));
     }
@@ -443,14 +443,23 @@ fn paths_with_spaces_and_non_ascii_names() {
     assert_eq!(run.code, Some(1), "{}", run.stderr);
     let findings = json_lines(&run.stdout);
     assert!(!findings.is_empty());
-    for finding in &findings {
+    // The file that does not parse is a finding (RA000) at its syntax error.
+    let (broken, others): (Vec<_>, Vec<_>) = findings.iter().partition(|f| f["rule"] == "RA000");
+    for finding in &others {
         assert_eq!(finding["path"], "my project/src/réessai ✓/retry loop.rs");
     }
+    assert_eq!(broken.len(), 1, "{findings:?}");
+    assert_eq!(broken[0]["path"], "my project/src/réessai ✓/cassé — 1.rs");
     assert_eq!(
-        skipped_lines(&run.stderr),
-        ["warning: skipped my project/src/réessai ✓/cassé — 1.rs:1:4: cannot tokenize the file: `(` is never closed"]
+        (broken[0]["line"].as_u64(), broken[0]["column"].as_u64()),
+        (Some(1), Some(4))
     );
-    assert_eq!(summary(&run.stderr), (2, 1));
+    assert_eq!(
+        broken[0]["message"],
+        "file does not parse: cannot tokenize the file: `(` is never closed"
+    );
+    assert!(skipped_lines(&run.stderr).is_empty(), "{}", run.stderr);
+    assert_eq!(summary(&run.stderr), (3, 0));
 
     // Named explicitly, in human output.
     let human = self::run(dir.path(), &["my project/src/réessai ✓/retry loop.rs"]);
@@ -472,13 +481,13 @@ fn a_file_name_that_is_not_utf8_is_checked_and_shown_lossily() {
     let dir = temp();
     let name = std::ffi::OsStr::from_bytes(b"caf\xe9.rs");
     fs::write(dir.path().join(name), RETRY).expect("write");
-    write(dir.path(), "broken.rs", "fn (");
+    write(dir.path(), "latin1.rs", b"fn caf\xe9() {}\n");
     let run = run(dir.path(), &["--format", "json", "."]);
     assert_eq!(run.code, Some(1), "{}", run.stderr);
     let findings = json_lines(&run.stdout);
     assert!(!findings.is_empty());
     assert!(
-        findings.iter().all(|f| f["path"] == "./caf\u{fffd}.rs"),
+        findings.iter().all(|f| f["path"] == "caf\u{fffd}.rs"),
         "{findings:?}"
     );
     assert_eq!(summary(&run.stderr), (1, 1));
@@ -603,7 +612,7 @@ fn human_output_columns_after_a_byte_order_mark_match_json() {
 fn strict_turns_a_skipped_file_into_exit_status_two_after_the_full_report() {
     let dir = temp();
     write(dir.path(), "a_retry.rs", RETRY);
-    write(dir.path(), "b_broken.rs", "fn (");
+    write(dir.path(), "b_latin1.rs", b"fn caf\xe9() {}\n");
     write(dir.path(), "c_latin1.rs", b"fn caf\xe9() {}\n");
     write(dir.path(), "d_clean.rs", CLEAN);
 
@@ -625,7 +634,7 @@ fn strict_turns_a_skipped_file_into_exit_status_two_after_the_full_report() {
     );
 
     // Only skipped files: 0 without --strict, 2 with it (human output too).
-    let only_broken = ["b_broken.rs", "d_clean.rs"];
+    let only_broken = ["b_latin1.rs", "d_clean.rs"];
     assert_eq!(run(dir.path(), &only_broken).code, Some(0));
     let strict_human = run(dir.path(), &["--strict", only_broken[0], only_broken[1]]);
     assert_eq!(strict_human.code, Some(2));
@@ -642,7 +651,7 @@ fn strict_turns_a_skipped_file_into_exit_status_two_after_the_full_report() {
 fn writing_a_baseline_lists_skipped_files_and_strict_fails_after_writing_it() {
     let dir = temp();
     write(dir.path(), "a_retry.rs", RETRY);
-    write(dir.path(), "b_broken.rs", "fn (");
+    write(dir.path(), "b_latin1.rs", b"fn caf\xe9() {}\n");
 
     let lenient = run(dir.path(), &["--write-baseline", "lenient.json"]);
     assert_eq!(lenient.code, Some(0), "{}", lenient.stderr);
@@ -835,7 +844,7 @@ fn scan_whole_corpus(corpus: &Path, expected: usize, args: &[&str]) {
     assert_eq!(skipped_list.len(), skipped, "one line per skipped file");
     let mut reasons = std::collections::BTreeMap::<String, Vec<&str>>::new();
     for line in &skipped_list {
-        let rest = &line["warning: skipped ./".len()..];
+        let rest = &line["warning: skipped ".len()..];
         // `path: reason` or `path:line:col: reason`; the reason is never empty.
         let (path, reason) = rest
             .split_once(".rs: ")
@@ -857,7 +866,7 @@ fn scan_whole_corpus(corpus: &Path, expected: usize, args: &[&str]) {
     for (reason, paths) in &reasons {
         eprintln!("  {:6}  {reason}", paths.len());
         for path in paths.iter().take(5) {
-            eprintln!("            ./{path}.rs");
+            eprintln!("            {path}.rs");
         }
     }
 }

@@ -95,10 +95,10 @@ fn cargo() -> String {
 }
 
 const EVERY_MEMBER: [&str; 5] = [
-    "./examples/demo.rs",
-    "./src/lib.rs",
     "crates/client/src/lib.rs",
     "crates/store/src/lib.rs",
+    "examples/demo.rs",
+    "src/lib.rs",
     "tools/gen/src/lib.rs",
 ];
 
@@ -122,17 +122,12 @@ fn without_cargo_the_manifests_give_the_same_members() {
     assert_eq!(run.paths(), EVERY_MEMBER);
 }
 
+/// From any directory of the workspace, paths are relative to its root, as cargo prints them.
 #[test]
 fn from_a_member_directory_the_whole_workspace_is_scanned() {
     let dir = workspace();
     let member = dir.path().join("crates/client");
-    let expected = [
-        "../../examples/demo.rs",
-        "../../src/lib.rs",
-        "../../tools/gen/src/lib.rs",
-        "../store/src/lib.rs",
-        "./src/lib.rs",
-    ];
+    let expected = EVERY_MEMBER;
     for cargo in [Some(cargo()), None] {
         let run = run(
             &member,
@@ -208,7 +203,7 @@ fn the_flags_and_the_configuration_work_as_for_retry_audit() {
     assert!(!configured.paths().iter().any(|p| p.starts_with("tools")));
     let rules = run(dir.path(), &["retry-audit", "rules"], None);
     assert_eq!(rules.code, Some(0));
-    assert!(rules.stdout.starts_with("RA001"), "{}", rules.stdout);
+    assert!(rules.stdout.starts_with("RA000"), "{}", rules.stdout);
 }
 
 #[test]

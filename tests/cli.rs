@@ -44,8 +44,11 @@ fn fetch() -> Result<u32, ()> {
 }
 ";
 
-/// Not Rust: any file that reaches the parser produces a `warning: skipped` line naming it.
+/// Not Rust: a file that reaches the parser is reported as RA000 `syntax-error`.
 const BROKEN: &str = "fn broken( {\n";
+
+/// Not UTF-8: any file that reaches the checker produces a `warning: skipped` line naming it.
+const SKIPPED: &[u8] = b"fn caf\xe9() {}\n";
 
 fn run(dir: &Path, args: &[&str]) -> Run {
     let output = Command::new(env!("CARGO_BIN_EXE_retry-audit"))
@@ -174,7 +177,7 @@ fn default_path_is_the_current_directory_and_paths_keep_the_dot() {
     let findings = json_lines(&run.stdout);
     assert!(!findings.is_empty());
     assert!(
-        findings.iter().all(|f| f["path"] == "./src/retry.rs"),
+        findings.iter().all(|f| f["path"] == "src/retry.rs"),
         "{findings:#?}"
     );
 }
@@ -294,13 +297,13 @@ fn json_mode_writes_only_findings_to_stdout() {
     let dir = temp();
     write(dir.path(), "a/retry.rs", UNBOUNDED_FIXED);
     write(dir.path(), "b/clean.rs", CLEAN);
-    write(dir.path(), "c/broken.rs", BROKEN);
+    write(dir.path(), "c/broken.rs", SKIPPED);
     let run = run(dir.path(), &["--format", "json"]);
     assert_eq!(run.code, Some(1), "stderr: {}", run.stderr);
     let findings = json_lines(&run.stdout);
     assert!(!findings.is_empty());
     assert!(
-        findings.iter().all(|f| f["path"] == "./a/retry.rs"),
+        findings.iter().all(|f| f["path"] == "a/retry.rs"),
         "{findings:#?}"
     );
     assert!(
@@ -330,7 +333,7 @@ fn colour_only_when_asked_or_on_a_terminal() {
 #[test]
 fn findings_at_error_level_still_fail_when_other_files_are_skipped() {
     let dir = temp();
-    write(dir.path(), "a_broken.rs", BROKEN);
+    write(dir.path(), "a_broken.rs", SKIPPED);
     write(dir.path(), "b_retry.rs", UNBOUNDED_FIXED);
     let run = run(dir.path(), &["."]);
     assert_eq!(run.code, Some(1), "stderr: {}", run.stderr);
@@ -343,7 +346,7 @@ fn output_is_deterministic_and_sorted_by_path() {
     let dir = temp();
     for name in ["z", "m", "a"] {
         write(dir.path(), &format!("{name}/retry.rs"), UNBOUNDED_FIXED);
-        write(dir.path(), &format!("{name}/broken.rs"), BROKEN);
+        write(dir.path(), &format!("{name}/broken.rs"), SKIPPED);
         write(dir.path(), &format!("{name}/clean.rs"), CLEAN);
     }
     let first = run(dir.path(), &["--format", "json", "--jobs", "3"]);
@@ -355,7 +358,7 @@ fn output_is_deterministic_and_sorted_by_path() {
         .map(|f| f["path"].as_str().unwrap_or_default().to_owned())
         .collect();
     assert!(paths.windows(2).all(|w| w[0] <= w[1]), "{paths:?}");
-    assert_eq!(paths.first().map(String::as_str), Some("./a/retry.rs"));
+    assert_eq!(paths.first().map(String::as_str), Some("a/retry.rs"));
     let skipped = skipped_lines(&first.stderr);
     assert_eq!(skipped.len(), 3);
     assert!(skipped.windows(2).all(|w| w[0] < w[1]), "{skipped:?}");
@@ -599,6 +602,7 @@ fn rules_lists_five_rules_in_aligned_columns() {
     let lines: Vec<&str> = run.stdout.lines().collect();
     assert_eq!(lines.len(), retry_audit::Rule::ALL.len(), "{}", run.stdout);
     let expected = [
+        ("RA000", "syntax-error", "error"),
         ("RA001", "unbounded-retry", "error"),
         ("RA002", "fixed-delay", "warning"),
         ("RA003", "missing-jitter", "warning"),
@@ -639,8 +643,8 @@ fn subcommands_do_not_mix_with_check_options() {
 #[test]
 fn a_directory_named_like_a_subcommand_is_checked_with_dot_slash_or_after_dashes() {
     let dir = temp();
-    write(dir.path(), "explain/broken.rs", BROKEN);
-    write(dir.path(), "rules/broken.rs", BROKEN);
+    write(dir.path(), "explain/broken.rs", SKIPPED);
+    write(dir.path(), "rules/broken.rs", SKIPPED);
     for args in [&["./explain"][..], &["--", "explain"], &["--", "rules"]] {
         let run = run(dir.path(), args);
         assert_eq!(run.code, Some(0), "{args:?}: {}", run.stderr);
@@ -656,7 +660,7 @@ fn a_directory_named_like_a_subcommand_is_checked_with_dot_slash_or_after_dashes
 // ------------------------------------------------------------------- walking and skipping
 
 #[test]
-fn a_file_that_does_not_parse_is_skipped_and_the_scan_goes_on() {
+fn a_file_that_does_not_parse_is_reported_and_the_scan_goes_on() {
     let dir = temp();
     write(dir.path(), "bad.rs", "fn f() {\n    let = 1;\n}\n");
     write(dir.path(), "good.rs", CLEAN);
@@ -671,11 +675,31 @@ fn a_file_that_does_not_parse_is_skipped_and_the_scan_goes_on() {
         "{}",
         fast.stdout
     );
-    let strict = run(dir.path(), &["--strict", "bad.rs", "good.rs"]);
-    assert_eq!(strict.code, Some(2), "{}", strict.stderr);
-    assert_eq!(skipped_lines(&strict.stderr).len(), 1, "{}", strict.stderr);
-
-    let run = run(dir.path(), &["--full-parse", "bad.rs", "good.rs"]);
+    // Parsed, the error is a finding (RA000) at its place, and the other file is checked.
+    for args in [&["--full-parse"][..], &["--strict"]] {
+        let mut all = args.to_vec();
+        all.extend(["--format", "concise", "bad.rs", "good.rs"]);
+        let run = run(dir.path(), &all);
+        assert_eq!(run.code, Some(1), "{args:?}: {}", run.stderr);
+        assert!(skipped_lines(&run.stderr).is_empty(), "{}", run.stderr);
+        assert!(
+            run.stdout
+                .starts_with("bad.rs:2:9: RA000 file does not parse: "),
+            "{}",
+            run.stdout
+        );
+        assert!(
+            run.stdout
+                .ends_with("2 files checked, 0 skipped, 1 error, 0 warnings\n"),
+            "{}",
+            run.stdout
+        );
+    }
+    // With RA000 off, the file is skipped, as before it became a finding.
+    let run = run(
+        dir.path(),
+        &["--full-parse", "--ignore", "RA000", "bad.rs", "good.rs"],
+    );
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     let skipped = skipped_lines(&run.stderr);
     assert_eq!(skipped.len(), 1, "{}", run.stderr);
@@ -684,7 +708,6 @@ fn a_file_that_does_not_parse_is_skipped_and_the_scan_goes_on() {
         "{}",
         skipped[0]
     );
-    assert!(skipped[0].len() > "warning: skipped bad.rs:2:9: ".len());
     assert!(
         run.stdout
             .ends_with("1 file checked, 1 skipped, 0 errors, 0 warnings\n"),
@@ -715,7 +738,7 @@ fn non_utf8_file_is_skipped_with_a_reason() {
     let skipped = skipped_lines(&run.stderr);
     assert_eq!(skipped.len(), 1, "{}", run.stderr);
     assert!(
-        skipped[0].starts_with("warning: skipped ./latin1.rs: "),
+        skipped[0].starts_with("warning: skipped latin1.rs: "),
         "{}",
         skipped[0]
     );
@@ -738,7 +761,7 @@ fn deeply_nested_file_does_not_crash() {
     let skipped = skipped_lines(&run.stderr);
     assert_eq!(skipped.len(), 1, "{}", run.stderr);
     assert!(
-        skipped[0].starts_with("warning: skipped ./deep.rs"),
+        skipped[0].starts_with("warning: skipped deep.rs"),
         "{}",
         skipped[0]
     );
@@ -776,13 +799,13 @@ fn ignored_hidden_and_target_files_are_not_walked() {
     let dir = temp();
     write(dir.path(), "src/ok.rs", CLEAN);
     write(dir.path(), ".gitignore", "generated/\nscratch.rs\n");
-    write(dir.path(), "generated/broken.rs", BROKEN);
-    write(dir.path(), "src/scratch.rs", BROKEN);
-    write(dir.path(), "target/debug/broken.rs", BROKEN);
-    write(dir.path(), "crates/x/target/broken.rs", BROKEN);
-    write(dir.path(), ".hidden/broken.rs", BROKEN);
-    write(dir.path(), "src/.hidden.rs", BROKEN);
-    write(dir.path(), "notes.txt", BROKEN);
+    write(dir.path(), "generated/broken.rs", SKIPPED);
+    write(dir.path(), "src/scratch.rs", SKIPPED);
+    write(dir.path(), "target/debug/broken.rs", SKIPPED);
+    write(dir.path(), "crates/x/target/broken.rs", SKIPPED);
+    write(dir.path(), ".hidden/broken.rs", SKIPPED);
+    write(dir.path(), "src/.hidden.rs", SKIPPED);
+    write(dir.path(), "notes.txt", SKIPPED);
     let run = run(dir.path(), &[]);
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     assert_eq!(skipped_lines(&run.stderr), Vec::<&str>::new());
@@ -796,10 +819,10 @@ fn ignored_hidden_and_target_files_are_not_walked() {
 fn files_named_explicitly_are_checked_even_if_ignored() {
     let dir = temp();
     write(dir.path(), ".gitignore", "scratch.rs\n");
-    write(dir.path(), "scratch.rs", BROKEN);
-    write(dir.path(), "target/broken.rs", BROKEN);
-    write(dir.path(), ".hidden/broken.rs", BROKEN);
-    write(dir.path(), "notes.txt", BROKEN);
+    write(dir.path(), "scratch.rs", SKIPPED);
+    write(dir.path(), "target/broken.rs", SKIPPED);
+    write(dir.path(), ".hidden/broken.rs", SKIPPED);
+    write(dir.path(), "notes.txt", SKIPPED);
     let args = [
         "scratch.rs",
         "target/broken.rs",
@@ -817,7 +840,7 @@ fn files_named_explicitly_are_checked_even_if_ignored() {
         "target/broken.rs",
     ]) {
         assert!(
-            line.starts_with(&format!("warning: skipped {path}:1:")),
+            line.starts_with(&format!("warning: skipped {path}: not valid UTF-8")),
             "{line}"
         );
     }
@@ -826,12 +849,12 @@ fn files_named_explicitly_are_checked_even_if_ignored() {
 #[test]
 fn a_directory_named_explicitly_is_walked_even_if_it_is_target() {
     let dir = temp();
-    write(dir.path(), "target/broken.rs", BROKEN);
+    write(dir.path(), "target/broken.rs", SKIPPED);
     let run = run(dir.path(), &["target"]);
     let skipped = skipped_lines(&run.stderr);
     assert_eq!(skipped.len(), 1, "{}", run.stderr);
     assert!(
-        skipped[0].starts_with("warning: skipped target/broken.rs:1:"),
+        skipped[0].starts_with("warning: skipped target/broken.rs: not valid UTF-8"),
         "{}",
         skipped[0]
     );
@@ -840,7 +863,7 @@ fn a_directory_named_explicitly_is_walked_even_if_it_is_target() {
 #[test]
 fn a_file_given_twice_is_checked_once() {
     let dir = temp();
-    write(dir.path(), "src/broken.rs", BROKEN);
+    write(dir.path(), "src/broken.rs", SKIPPED);
     let run = run(dir.path(), &["src", "src/broken.rs"]);
     assert_eq!(skipped_lines(&run.stderr).len(), 1, "{}", run.stderr);
 }
@@ -903,8 +926,14 @@ fn stats_counts_files_by_outcome_and_times_every_phase_without_changing_the_repo
     write(dir.path(), "broken.rs", BROKEN);
     write(dir.path(), "latin1.rs", b"fn caf\xe9() {}\n");
 
-    let plain = run(dir.path(), &["--format", "json"]);
-    let stats = run(dir.path(), &["--format", "json", "--stats", "--jobs", "2"]);
+    // RA000 off: the file that does not parse is skipped and counted as such.
+    let plain = run(dir.path(), &["--format", "json", "--ignore", "RA000"]);
+    let stats = run(
+        dir.path(),
+        &[
+            "--format", "json", "--ignore", "RA000", "--stats", "--jobs", "2",
+        ],
+    );
     assert_eq!(stats.code, plain.code);
     assert_eq!(
         stats.stdout, plain.stdout,
@@ -985,7 +1014,7 @@ fn a_packages_tests_and_benches_are_test_code_but_a_directory_named_tests_elsewh
     paths.dedup();
     assert_eq!(
         paths,
-        ["./pkg/examples/demo.rs", "./tests/proj/src/lib.rs"],
+        ["pkg/examples/demo.rs", "tests/proj/src/lib.rs"],
         "{}",
         run.stderr
     );

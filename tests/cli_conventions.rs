@@ -245,10 +245,10 @@ fn exit_zero_passes_with_error_findings_but_not_usage_or_io_errors() {
         ],
     );
     assert_eq!(config.code, Some(2), "{}", config.stderr);
-    write(dir.path(), "broken.rs", "fn broken( {\n");
+    write(dir.path(), "latin1.rs", b"fn caf\xe9() {}\n");
     let strict = run(
         dir.path(),
-        &["--exit-zero", "--strict", "broken.rs", "retry.rs"],
+        &["--exit-zero", "--strict", "latin1.rs", "retry.rs"],
     );
     assert_eq!(strict.code, Some(2), "{}", strict.stderr);
     assert_eq!(skipped_lines(&strict.stderr).len(), 1, "{}", strict.stderr);
@@ -349,14 +349,14 @@ fn an_output_file_that_cannot_be_written_exits_2_and_says_which() {
 #[test]
 fn quiet_prints_the_findings_and_problems_only() {
     let dir = project();
-    write(dir.path(), "broken.rs", "fn broken( {\n");
+    write(dir.path(), "latin1.rs", b"fn caf\xe9() {}\n");
     let loud = run(
         dir.path(),
-        &["--format", "concise", "broken.rs", "retry.rs"],
+        &["--format", "concise", "latin1.rs", "retry.rs"],
     );
     let quiet = run(
         dir.path(),
-        &["-q", "--format", "concise", "broken.rs", "retry.rs"],
+        &["-q", "--format", "concise", "latin1.rs", "retry.rs"],
     );
     assert_eq!(quiet.code, loud.code);
     let findings: Vec<&str> = loud
@@ -586,13 +586,17 @@ fn a_dash_reads_standard_input_and_names_it_dash() {
         &[],
         Some(b"fn broken( {\n"),
     );
-    assert_eq!(broken.code, Some(0));
-    let skipped = skipped_lines(&broken.stderr);
-    assert_eq!(skipped.len(), 1, "{}", broken.stderr);
+    // A source that does not parse is a finding (RA000) of `-`, as a file's would be.
+    assert_eq!(broken.code, Some(1), "{}", broken.stderr);
     assert!(
-        skipped[0].starts_with("warning: skipped -:1:"),
+        skipped_lines(&broken.stderr).is_empty(),
         "{}",
-        skipped[0]
+        broken.stderr
+    );
+    assert!(
+        broken.stdout.contains("error[RA000]") && broken.stdout.contains(" --> -:1:12"),
+        "{}",
+        broken.stdout
     );
 }
 
@@ -700,7 +704,11 @@ fn fix_on_standard_input_prints_the_fixed_source_and_reports_on_stderr() {
     );
     let broken = run_with(dir.path(), &["--fix", "-"], &[], Some(b"fn broken( {\n"));
     assert_eq!(broken.stdout, "fn broken( {\n");
-    assert_eq!(skipped_lines(&broken.stderr).len(), 1, "{}", broken.stderr);
+    assert!(
+        broken.stderr.contains("error[RA000]"),
+        "reported on standard error: {}",
+        broken.stderr
+    );
     let to_file = run_with(
         dir.path(),
         &["--fix", "-o", "report.json", "--format", "json", "-"],
@@ -729,20 +737,8 @@ fn fix_on_standard_input_prints_the_fixed_source_and_reports_on_stderr() {
 
 // ---------------------------------------------------------------------- rules --format json
 
-/// The anchor GitHub (and crates.io) give a Markdown heading: lower case, punctuation but `-`
-/// dropped, spaces made `-`.
-fn anchor(heading: &str) -> String {
-    heading
-        .trim()
-        .to_lowercase()
-        .chars()
-        .filter(|c| c.is_alphanumeric() || *c == '-' || *c == ' ')
-        .map(|c| if c == ' ' { '-' } else { c })
-        .collect()
-}
-
 #[test]
-fn rules_as_json_lists_id_name_level_summary_and_url_of_every_rule() {
+fn rules_as_json_lists_id_name_level_summary_docs_and_url_of_every_rule() {
     let dir = temp();
     let text = run(dir.path(), &["rules"]);
     assert_eq!(
@@ -753,13 +749,7 @@ fn rules_as_json_lists_id_name_level_summary_and_url_of_every_rule() {
     assert_eq!(json.code, Some(0), "{}", json.stderr);
     let rules: Vec<serde_json::Value> = serde_json::from_str(&json.stdout).expect("one JSON array");
     assert_eq!(rules.len(), retry_audit::Rule::ALL.len());
-    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
-        .expect("README.md");
-    let anchors: Vec<String> = readme
-        .lines()
-        .filter_map(|l| l.strip_prefix("### "))
-        .map(anchor)
-        .collect();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     for ((entry, rule), line) in rules
         .iter()
         .zip(retry_audit::Rule::ALL)
@@ -767,8 +757,8 @@ fn rules_as_json_lists_id_name_level_summary_and_url_of_every_rule() {
     {
         let object = entry.as_object().expect("an object per rule");
         let keys: Vec<&str> = object.keys().map(String::as_str).collect();
-        assert_eq!(keys.len(), 5, "{entry}");
-        for key in ["id", "name", "level", "summary", "url"] {
+        assert_eq!(keys.len(), 6, "{entry}");
+        for key in ["id", "name", "level", "summary", "docs"] {
             assert!(object[key].is_string(), "{key} in {entry}");
         }
         assert_eq!(entry["id"], rule.id());
@@ -779,19 +769,21 @@ fn rules_as_json_lists_id_name_level_summary_and_url_of_every_rule() {
             "the default level, as `rules` prints"
         );
         assert_eq!(entry["summary"], columns[3..].join(" "), "{line}");
-        let url = entry["url"].as_str().unwrap_or_default();
-        assert!(url.starts_with("https://"), "{url}");
-        let (_, fragment) = url.split_once('#').expect("a fragment");
-        assert!(
-            anchors.iter().any(|a| a == fragment),
-            "#{fragment} is no README heading"
-        );
+        // The rule's page in the project; a URL only for a repository the manifest names.
+        let docs = entry["docs"].as_str().unwrap_or_default();
+        assert_eq!(docs, format!("docs/rules/{}.md", rule.id()));
+        assert!(root.join(docs).is_file(), "{docs}");
+        match entry["url"].as_str() {
+            Some(url) => assert!(url.starts_with("https://") && url.ends_with(docs), "{url}"),
+            None => assert!(entry["url"].is_null(), "{entry}"),
+        }
     }
     assert_eq!(run(dir.path(), &["rules", "--format", "xml"]).code, Some(2));
     let help = run(dir.path(), &["rules", "--help"]);
     assert!(help.stdout.contains("--format <FORMAT>"), "{}", help.stdout);
     assert!(
-        help.stdout.contains("{id, name, level, summary, url}"),
+        help.stdout
+            .contains("{id, name, level, summary, docs, url}"),
         "{}",
         help.stdout
     );

@@ -267,31 +267,31 @@ fn each_file_gets_the_nearest_configuration_above_it() {
     assert_eq!(
         run(dir.path(), &["."]).findings(),
         pairs(&[
-            ("./a.rs", "RA002:error"),
-            ("./legacy/e.rs", "RA002:error"),
-            ("./sub/b.rs", "RA002:warning"),
-            ("./sub/w.rs", "RA002:warning"),
+            ("a.rs", "RA002:error"),
+            ("legacy/e.rs", "RA002:error"),
+            ("sub/b.rs", "RA002:warning"),
+            ("sub/w.rs", "RA002:warning"),
         ])
     );
     // From inside `sub` the same files get the same configurations.
     assert_eq!(
         run(&dir.path().join("sub"), &["../a.rs", "../legacy", "."]).findings(),
         pairs(&[
-            ("./b.rs", "RA002:warning"),
-            ("./w.rs", "RA002:warning"),
             ("../a.rs", "RA002:error"),
             ("../legacy/e.rs", "RA002:error"),
+            ("b.rs", "RA002:warning"),
+            ("w.rs", "RA002:warning"),
         ])
     );
     // `--config` names one file for every file scanned.
     assert_eq!(
         run(dir.path(), &["--config", "retry-audit.toml", "."]).findings(),
         pairs(&[
-            ("./a.rs", "RA002:error"),
-            ("./legacy/e.rs", "RA002:error"),
-            ("./sub/b.rs", "RA002:error"),
-            ("./sub/legacy/d.rs", "RA002:error"),
-            ("./sub/skip/c.rs", "RA002:error"),
+            ("a.rs", "RA002:error"),
+            ("legacy/e.rs", "RA002:error"),
+            ("sub/b.rs", "RA002:error"),
+            ("sub/legacy/d.rs", "RA002:error"),
+            ("sub/skip/c.rs", "RA002:error"),
         ])
     );
 }
@@ -339,7 +339,7 @@ fn per_path_levels_apply_to_ra010_found_across_files() {
     };
     assert_eq!(
         nested(&run(dir.path(), &["."])),
-        ["./src/report.rs:\"warning\""]
+        ["src/report.rs:\"warning\""]
     );
     write(
         dir.path(),
@@ -348,7 +348,7 @@ fn per_path_levels_apply_to_ra010_found_across_files() {
     );
     assert_eq!(
         nested(&run(dir.path(), &["."])),
-        ["./src/report.rs:\"error\""]
+        ["src/report.rs:\"error\""]
     );
     write(
         dir.path(),
@@ -486,9 +486,9 @@ fn per_path_levels_apply_to_matching_files_in_order() {
     assert_eq!(
         run(dir.path(), &["."]).findings(),
         pairs(&[
-            ("./src/a.rs", "RA002:warning"),
-            ("./src/api_generated.rs", "RA002:error"),
-            ("./tests/slow/b.rs", "RA002:error"),
+            ("src/a.rs", "RA002:warning"),
+            ("src/api_generated.rs", "RA002:error"),
+            ("tests/slow/b.rs", "RA002:error"),
         ])
     );
 }
@@ -512,7 +512,7 @@ fn exclude_prunes_the_walk_but_not_files_named_explicitly() {
     );
     assert_eq!(
         run(dir.path(), &["."]).findings(),
-        pairs(&[("./src/a.rs", "RA002:warning")])
+        pairs(&[("src/a.rs", "RA002:warning")])
     );
     assert_eq!(
         run(dir.path(), &["vendor/c.rs"]).findings(),
@@ -521,7 +521,7 @@ fn exclude_prunes_the_walk_but_not_files_named_explicitly() {
     // Patterns are relative to the file's directory, wherever the scan starts.
     assert_eq!(
         run(&dir.path().join("src"), &["."]).findings(),
-        pairs(&[("./a.rs", "RA002:warning")])
+        pairs(&[("a.rs", "RA002:warning")])
     );
 }
 
@@ -670,8 +670,9 @@ fn run_config_layers_defaults_rules_per_path_and_command_line() {
 
 /// The body of the fenced code block between `<!-- NAME:start -->` and `<!-- NAME:end -->`.
 fn readme_block(name: &str) -> String {
-    let readme = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
-        .expect("README.md");
+    let readme =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/configuration.md"))
+            .expect("docs/configuration.md");
     let start = format!("<!-- {name}:start -->");
     let end = format!("<!-- {name}:end -->");
     let from = readme.find(&start).expect("start marker") + start.len();
@@ -720,9 +721,15 @@ fn a_teams_retry_builder_is_described_in_extend_policies() {
                  [extend.policies.steps]\nmax_delay = { capped = true }\n\
                  attempts = { limited = true, attempts = \"arg\" }\n\
                  with_jitter = { jitter = true }\n";
-    let readme =
-        fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).expect("README.md");
-    assert!(readme.contains(entry), "the README shows this entry");
+    let readme = fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/docs/configuration.md"
+    ))
+    .expect("docs/configuration.md");
+    assert!(
+        readme.contains(entry),
+        "docs/configuration.md shows this entry"
+    );
     write(
         dir.path(),
         "src/lib.rs",

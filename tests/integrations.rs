@@ -185,10 +185,16 @@ fn the_pre_commit_hook_runs_retry_audit_on_the_rust_files_it_is_given() {
         run.stderr
     );
     assert!(run.stdout.contains("error[RA001]"), "{}", run.stdout);
-    let mut passing = command;
+    let mut passing = command.clone();
     passing.push("src/clean.rs".to_owned());
     let run = retry_audit(dir.path(), &passing);
     assert_eq!(run.code, Some(0), "{}", run.stderr);
+    // The configuration's `exclude` applies to the files pre-commit passes (--force-exclude).
+    write(dir.path(), "retry-audit.toml", "exclude = [\"retry.rs\"]\n");
+    let mut excluded = command;
+    excluded.push("src/retry.rs".to_owned());
+    let run = retry_audit(dir.path(), &excluded);
+    assert_eq!(run.code, Some(0), "{}{}", run.stdout, run.stderr);
 }
 
 // --------------------------------------------------------------------------- GitHub Action
@@ -294,6 +300,10 @@ fn action_command(args: &str) -> Vec<String> {
     for raw in command.split_whitespace() {
         let quoted = raw.starts_with('"');
         let word = raw.trim_matches('"');
+        // An array the script fills (`"${diff_base[@]}"`): empty off a pull request.
+        if word.starts_with("${") && word.ends_with("[@]}") {
+            continue;
+        }
         let Some(var) = word.strip_prefix('$') else {
             words.push(word.to_owned());
             continue;
@@ -321,6 +331,64 @@ fn action_command(args: &str) -> Vec<String> {
     }
     assert_eq!(words.remove(0), "retry-audit");
     words
+}
+
+/// On a pull request the action reports only what the pull request changes: `--diff-base`
+/// with its base commit (fetched when the checkout is shallow), unless `diff-base` says
+/// otherwise; the script, run by bash with a pull request's environment, passes it on.
+#[test]
+fn the_action_passes_the_pull_request_base_as_diff_base() {
+    let action = load("action.yml");
+    let step = action["runs"]["steps"]
+        .as_vec()
+        .and_then(|steps| steps.iter().find(|s| s["id"].as_str() == Some("run")))
+        .expect("the run step");
+    assert_eq!(
+        step["env"]["PULL_REQUEST_BASE"].as_str(),
+        Some("${{ github.event.pull_request.base.sha }}")
+    );
+    assert_eq!(
+        step["env"]["DIFF_BASE"].as_str(),
+        Some("${{ inputs.diff-base }}")
+    );
+    let script = step["run"].as_str().expect("a script");
+    // Run the script with `retry-audit` a function that prints its arguments, one per line.
+    let arguments = |diff_base: &str, pull_request_base: &str| -> Vec<String> {
+        let dir = temp();
+        let output = Command::new("bash")
+            .arg("-c")
+            .arg(format!(
+                "retry-audit() {{ printf '%s\\n' \"$@\"; }}\ngit() {{ :; }}\n\
+                 GITHUB_OUTPUT=/dev/null\n{script}"
+            ))
+            .env("PATHS", ".")
+            .env("ARGS", "")
+            .env("SARIF_FILE", "out.sarif")
+            .env("DIFF_BASE", diff_base)
+            .env("PULL_REQUEST_BASE", pull_request_base)
+            .current_dir(dir.path())
+            .output()
+            .expect("bash runs");
+        assert!(output.status.success(), "{output:?}");
+        String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    };
+    let on_pull_request = arguments("", "abc123");
+    assert!(
+        on_pull_request
+            .windows(2)
+            .any(|w| w == ["--diff-base", "abc123"]),
+        "{on_pull_request:?}"
+    );
+    assert!(!arguments("", "").contains(&"--diff-base".to_owned()));
+    assert!(!arguments("none", "abc123").contains(&"--diff-base".to_owned()));
+    let chosen = arguments("v1.2", "abc123");
+    assert!(
+        chosen.windows(2).any(|w| w == ["--diff-base", "v1.2"]),
+        "{chosen:?}"
+    );
 }
 
 #[test]

@@ -1,5 +1,6 @@
-//! The README's sample output is real: this test runs the binary on the sample input shown in
-//! the README and compares what it prints with the README's text.
+//! The documentation's sample output is real: this test runs the binary on the sample input shown
+//! in docs/usage.md and compares what it prints with the page's text; the macro's before and
+//! after examples (docs/macro.md) are what they say.
 //!
 //! `BLESS=1 cargo test --test readme` rewrites the sample output instead of failing (`BLESS` must
 //! be `1`). The blocks are found by their markers in `README.md` or any `docs/**/*.md`.
@@ -79,12 +80,12 @@ fn readme_before_is_reported_and_after_is_clean() {
         ids
     };
     assert_eq!(
-        rules(&rust_block_after("### Before")),
+        rules(&rust_block_after("\n## Before\n")),
         ["RA001", "RA002", "RA004", "RA005"],
         "the README's `Before` example is said to break these four rules"
     );
     assert_eq!(
-        rules(&rust_block_after("### After")),
+        rules(&rust_block_after("\n## After\n")),
         Vec::<&str>::new(),
         "the README's `After` example is said to be clean"
     );

@@ -440,7 +440,7 @@ fn unguarded_cycles(files: &[(String, String, String)]) -> (usize, BTreeMap<Stri
     // Called with `args` arguments in all (`self` included), or passed as a value (`None`).
     let takes = |j: usize, args: Option<usize>| {
         let g = &funcs[j];
-        args.map_or(true, |n| n == g.arity + usize::from(g.receiver))
+        args.is_none_or(|n| n == g.arity + usize::from(g.receiver))
     };
     let named = |map: Option<&Vec<usize>>| map.map_or(&[][..], Vec::as_slice).to_vec();
     let edges: Vec<Vec<usize>> = funcs
@@ -455,7 +455,7 @@ fn unguarded_cycles(files: &[(String, String, String)]) -> (usize, BTreeMap<Stri
                     Call::Free(name, args, module) => named(free.get(name.as_str()))
                         .into_iter()
                         .filter(|&j| {
-                            module.as_deref().map_or(true, |m| {
+                            module.as_deref().is_none_or(|m| {
                                 matches!(m, "super" | "crate" | "self") || funcs[j].module == m
                             })
                         })

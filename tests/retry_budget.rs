@@ -63,7 +63,7 @@ async fn recovering(flaky: bool) -> Result<u32, RetryError<ApiError>> {
     if !HEALTHY.load(Ordering::SeqCst) {
         return Err(ApiError::status(503));
     }
-    if flaky && n % 2 == 0 {
+    if flaky && n.is_multiple_of(2) {
         return Err(ApiError::Refused);
     }
     Ok(n)

@@ -285,7 +285,7 @@ async fn bounded(fail_first: bool) -> Result<u32, RetryError<std::io::Error>> {
         tokio::task::yield_now().await;
     }
     IN_FLIGHT.fetch_sub(1, Ordering::SeqCst);
-    if fail_first && n % 2 == 0 {
+    if fail_first && n.is_multiple_of(2) {
         return Err(refused());
     }
     Ok(1)

@@ -1,9 +1,11 @@
 //! Meta-tests over the rule registry: every `rules/<name>.toml` parses and agrees with
 //! [`Rule`], follows the message conventions, has an `example` that fires its rule and a
-//! `use_instead` that does not, and the README's rule table is generated from the TOMLs.
+//! `use_instead` that does not, and the README's rule table and the rule pages
+//! (`docs/rules/RA001.md`...) are generated from the TOMLs.
 //!
-//! `BLESS=1 cargo test --test rules` rewrites the README's rule table instead of failing (`BLESS`
-//! must be `1`; the table is found by its markers in `README.md` or any `docs/**/*.md`).
+//! `BLESS=1 cargo test --test rules` rewrites the README's rule table and the rule pages instead
+//! of failing (`BLESS` must be `1`; the table is found by its markers in `README.md` or any
+//! `docs/**/*.md`).
 
 #![cfg(feature = "analysis")]
 
@@ -77,7 +79,8 @@ fn rule_files_are_exactly_the_known_rules() {
 
 #[test]
 fn ids_are_unique_and_sequential() {
-    // Analysis rules are numbered from RA001, meta rules (about suppressions) from RA100.
+    // RA000 is a file that does not parse, analysis rules are numbered from RA001, meta rules
+    // (about suppressions) from RA100.
     for series in [0..100, 100..200] {
         let ids: Vec<&str> = Rule::ALL
             .iter()
@@ -85,7 +88,7 @@ fn ids_are_unique_and_sequential() {
             .filter(|id| id[2..].parse().is_ok_and(|n: usize| series.contains(&n)))
             .collect();
         let expected: Vec<String> = (0..ids.len())
-            .map(|i| format!("RA{:03}", series.start.max(1) + i))
+            .map(|i| format!("RA{:03}", series.start + i))
             .collect();
         assert_eq!(ids, expected, "ids of a series are sequential, in id order");
     }
@@ -206,6 +209,15 @@ fn references_are_https_urls() {
     }
 }
 
+/// The rules whose `example` is code that parses: all but RA000 `syntax-error`, whose example
+/// is a file that does not parse (checked by [`syntax_error_example_does_not_parse`]).
+fn parsing_rules() -> impl Iterator<Item = Rule> {
+    Rule::ALL
+        .iter()
+        .copied()
+        .filter(|r| *r != Rule::SyntaxError)
+}
+
 /// What each rule's `example` and `use_instead` report, as `RULE@LINE:COLUMN` (the rules
 /// enabled as in [`settings_enabling`]), in the order reported: what `retry-audit explain` and the
 /// README show next to each. A change here is a change of the documentation, made on purpose.
@@ -243,9 +255,8 @@ fn findings(rule: Rule, field: &str, src: &str) -> String {
 
 #[test]
 fn examples_report_what_they_show() {
-    let measured: Vec<(&str, String, String)> = Rule::ALL
-        .iter()
-        .map(|&rule| {
+    let measured: Vec<(&str, String, String)> = parsing_rules()
+        .map(|rule| {
             let meta = meta(rule);
             (
                 rule.id(),
@@ -269,10 +280,22 @@ fn examples_report_what_they_show() {
     }
 }
 
+/// RA000's example does not parse, and a scan reports it as RA000; its `use_instead` parses.
+#[test]
+fn syntax_error_example_does_not_parse() {
+    let meta = meta(Rule::SyntaxError);
+    let settings = Settings::default();
+    let error =
+        check_source(&meta.example, &settings).expect_err("the example of RA000 must not parse");
+    let finding = retry_audit::report::syntax_error(&error, meta.example.as_bytes(), &settings)
+        .expect("reported as a finding");
+    assert_eq!(finding.rule, Rule::SyntaxError);
+}
+
 #[test]
 fn example_fires_its_rule() {
     let mut silent = Vec::new();
-    for &rule in Rule::ALL {
+    for rule in parsing_rules() {
         if !reported(rule, "example", &meta(rule).example).contains(&rule) {
             silent.push(rule.id());
         }
@@ -300,7 +323,8 @@ fn use_instead_does_not_fire_its_rule() {
 #[test]
 fn every_rule_has_an_annotated_fixture() {
     let mut missing = Vec::new();
-    for &rule in Rule::ALL {
+    // A fixture parses: RA000's cases are in tests/first_use.rs and tests/cli.rs.
+    for rule in parsing_rules() {
         let dir = root().join("fixtures").join(rule.name());
         let annotated = fs::read_dir(&dir).is_ok_and(|entries| {
             entries
@@ -332,15 +356,15 @@ fn annotates(text: &str, rule: Rule) -> bool {
     })
 }
 
-/// The README's rules section: a table (id, name linking to its TOML, default level, summary),
-/// then for each rule what it does, its example and what to write instead, all from the TOMLs.
+/// The README's rules section: a table (id, name linking to the rule's page, default level,
+/// summary), generated from the TOMLs.
 fn rules_table() -> String {
     let mut table = String::from("| id | name | default level | summary |\n|---|---|---|---|\n");
     for &rule in Rule::ALL {
         let meta = meta(rule);
         let _ = writeln!(
             table,
-            "| {id} | [`{name}`](rules/{name}.toml) | {level} | {summary} |",
+            "| {id} | [`{name}`](docs/rules/{id}.md) | {level} | {summary} |",
             id = meta.id,
             name = meta.name,
             level = meta.level,
@@ -348,22 +372,10 @@ fn rules_table() -> String {
         );
     }
     table.push_str(
-        "\nEach rule's file in [`rules/`](rules/) holds its full documentation (why it matters, \
-         known limitations, references), the same text that `retry-audit explain RULE` prints.\n",
+        "\nEach rule's page in [`docs/rules/`](docs/rules/) says what it checks, why it matters, \
+         an example and what to write instead, its known limitations and references: the text \
+         `retry-audit explain RULE` prints, generated from [`rules/*.toml`](rules/).\n",
     );
-    for &rule in Rule::ALL {
-        let meta = meta(rule);
-        let _ = write!(
-            table,
-            "\n### {id} `{name}`\n\n{what}\n\n```rust\n// {id}: reported\n{example}\n```\n\n\
-             Use instead:\n\n```rust\n{use_instead}\n```\n",
-            id = meta.id,
-            name = meta.name,
-            what = meta.what_it_does.trim(),
-            example = meta.example.trim(),
-            use_instead = meta.use_instead.trim(),
-        );
-    }
     table
 }
 
@@ -372,5 +384,48 @@ fn readme_rule_table_is_generated() {
     Block::find("rules").expect(
         &format!("\n{}", rules_table()),
         "BLESS=1 cargo test --test rules",
+    );
+}
+
+/// One page per rule, `docs/rules/RA002.md`, is what `retry-audit explain RA002` prints
+/// (generated from `rules/*.toml`; `BLESS=1` writes them), and no other page is there.
+#[cfg(feature = "cli")]
+#[test]
+fn rule_pages_are_generated() {
+    let dir = root().join("docs").join("rules");
+    let mut stale = Vec::new();
+    for &rule in Rule::ALL {
+        let mut page = Vec::new();
+        retry_audit::report::render::write_explain(rule, &mut page).expect("written to memory");
+        let path = dir.join(format!("{}.md", rule.id()));
+        if fs::read(&path).ok().as_deref() == Some(page.as_slice()) {
+            continue;
+        }
+        if blocks::blessing() {
+            fs::create_dir_all(&dir).expect("docs/rules");
+            fs::write(&path, page)
+                .unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
+        } else {
+            stale.push(path.display().to_string());
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "rule pages out of date with rules/*.toml (run `BLESS=1 cargo test --test rules`): \
+         {stale:?}"
+    );
+    let expected: BTreeSet<String> = Rule::ALL.iter().map(|r| format!("{}.md", r.id())).collect();
+    let on_disk: BTreeSet<String> = fs::read_dir(&dir)
+        .expect("docs/rules is listable")
+        .map(|e| {
+            e.expect("an entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    assert_eq!(
+        on_disk, expected,
+        "docs/rules/ holds one page per rule, nothing else"
     );
 }

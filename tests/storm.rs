@@ -1,5 +1,5 @@
 //! The retry-storm simulation (`examples/storm.rs`, included here as a module): its tables in the
-//! README's "Why" section are what it prints, and the behaviour behind them holds.
+//! docs/why.md are what it prints, and the behaviour behind them holds.
 //!
 //! `BLESS=1 cargo test --test storm` rewrites the README block instead of failing (`BLESS` must be
 //! `1`; the block is found by its markers in `README.md` or any `docs/**/*.md`).

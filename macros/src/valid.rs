@@ -446,9 +446,9 @@ fn unknown_message(name: &str) -> String {
 }
 
 fn show(ms: u64) -> String {
-    if ms % 60_000 == 0 {
+    if ms.is_multiple_of(60_000) {
         format!("\"{}m\"", ms / 60_000)
-    } else if ms % 1000 == 0 {
+    } else if ms.is_multiple_of(1000) {
         format!("\"{}s\"", ms / 1000)
     } else {
         format!("\"{ms}ms\"")

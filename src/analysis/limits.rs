@@ -34,8 +34,8 @@ pub const MAX_DEPTH: u32 = 20_000;
 
 /// Work a file's analysis may do, per byte of the file (plus [`BASE_WORK`]): one unit per entry
 /// into a recursive function of the analysis ([`enter`]) and per byte of code it writes out as
-/// text ([`spend`]). Real files stay far below it (see the README's hardening section); a file
-/// beyond it is one whose analysis grows faster than its size.
+/// text ([`spend`]). Real files stay far below it (see CONTRIBUTING.md, "Fuzzing and
+/// hardening"); a file beyond it is one whose analysis grows faster than its size.
 pub const WORK_PER_BYTE: u64 = 1_000;
 
 /// The work every file may do, however small.

@@ -382,7 +382,7 @@ impl<'a> FileScope<'a> {
     /// call never reaches a free function). `None` for `via`: any function of that name.
     #[must_use]
     pub fn function_via(&self, name: &str, via: Option<&Via>) -> Option<LocalFn<'a>> {
-        let reaches = |f: &LocalFn<'a>| via.map_or(true, |v| v.reaches_ident(f.owner));
+        let reaches = |f: &LocalFn<'a>| via.is_none_or(|v| v.reaches_ident(f.owner));
         let mut here = self
             .fns
             .get(name)

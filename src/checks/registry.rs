@@ -92,6 +92,7 @@ macro_rules! rules {
 }
 
 rules! {
+    SyntaxError => "RA000", "syntax-error";
     UnboundedRetry => "RA001", "unbounded-retry";
     FixedDelay => "RA002", "fixed-delay";
     MissingJitter => "RA003", "missing-jitter";

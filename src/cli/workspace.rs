@@ -32,12 +32,28 @@ impl fmt::Display for WorkspaceError {
 
 impl std::error::Error for WorkspaceError {}
 
+/// The Cargo workspace around a directory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Workspace {
+    /// The directory of the workspace's manifest (of the package's, outside any workspace):
+    /// where cargo runs `rustc`, so the directory its paths are relative to. Absolute.
+    pub root: PathBuf,
+    /// The directories of its members: absolute, sorted, without duplicates.
+    pub members: Vec<PathBuf>,
+}
+
 /// The directories of the workspace members around `dir` (absolute, sorted, without
 /// duplicates), from `cargo metadata`, or from the manifests when cargo cannot be started.
 pub fn members(dir: &Path) -> Result<Vec<PathBuf>, WorkspaceError> {
+    workspace(dir).map(|w| w.members)
+}
+
+/// The workspace around `dir`: its root and members, from `cargo metadata`, or from the
+/// manifests when cargo cannot be started.
+pub fn workspace(dir: &Path) -> Result<Workspace, WorkspaceError> {
     match members_from_cargo(dir) {
-        Ok(members) => Ok(members),
-        Err(CargoFailure::NotStarted) => members_from_manifests(dir),
+        Ok(workspace) => Ok(workspace),
+        Err(CargoFailure::NotStarted) => workspace_from_manifests(dir),
         Err(CargoFailure::Failed(message)) => Err(WorkspaceError(message)),
     }
 }
@@ -52,6 +68,7 @@ enum CargoFailure {
 #[derive(Deserialize)]
 struct Metadata {
     packages: Vec<MetadataPackage>,
+    workspace_root: PathBuf,
 }
 
 #[derive(Deserialize)]
@@ -59,7 +76,7 @@ struct MetadataPackage {
     manifest_path: PathBuf,
 }
 
-fn members_from_cargo(dir: &Path) -> Result<Vec<PathBuf>, CargoFailure> {
+fn members_from_cargo(dir: &Path) -> Result<Workspace, CargoFailure> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let output = Command::new(cargo)
         .args(["metadata", "--no-deps", "--format-version", "1"])
@@ -87,7 +104,10 @@ fn members_from_cargo(dir: &Path) -> Result<Vec<PathBuf>, CargoFailure> {
         .collect();
     dirs.sort();
     dirs.dedup();
-    Ok(dirs)
+    Ok(Workspace {
+        root: absolute(&metadata.workspace_root),
+        members: dirs,
+    })
 }
 
 /// A manifest's `[workspace]` and whether it has a `[package]`.
@@ -114,6 +134,11 @@ fn read_manifest(path: &Path) -> Result<Manifest, WorkspaceError> {
 
 /// The workspace members around `dir`, read from the manifests (see the module documentation).
 pub fn members_from_manifests(dir: &Path) -> Result<Vec<PathBuf>, WorkspaceError> {
+    workspace_from_manifests(dir).map(|w| w.members)
+}
+
+/// The workspace around `dir`, read from the manifests (see the module documentation).
+pub fn workspace_from_manifests(dir: &Path) -> Result<Workspace, WorkspaceError> {
     let dir = absolute(dir);
     let nearest = dir
         .ancestors()
@@ -126,7 +151,10 @@ pub fn members_from_manifests(dir: &Path) -> Result<Vec<PathBuf>, WorkspaceError
         })?;
     let manifest = read_manifest(&nearest.join("Cargo.toml"))?;
     if let Some(workspace) = &manifest.workspace {
-        return workspace_members(nearest, workspace, manifest.package.is_some());
+        return Ok(Workspace {
+            root: nearest.to_path_buf(),
+            members: workspace_members(nearest, workspace, manifest.package.is_some())?,
+        });
     }
     // A package: it may belong to a workspace further up.
     for root in nearest.ancestors().skip(1) {
@@ -140,12 +168,18 @@ pub fn members_from_manifests(dir: &Path) -> Result<Vec<PathBuf>, WorkspaceError
         if let Some(workspace) = &outer.workspace {
             let members = workspace_members(root, workspace, outer.package.is_some())?;
             if members.iter().any(|m| m == nearest) {
-                return Ok(members);
+                return Ok(Workspace {
+                    root: root.to_path_buf(),
+                    members,
+                });
             }
             break;
         }
     }
-    Ok(vec![nearest.to_path_buf()])
+    Ok(Workspace {
+        root: nearest.to_path_buf(),
+        members: vec![nearest.to_path_buf()],
+    })
 }
 
 /// Expands `members` (paths or globs relative to `root`) into package directories, drops the

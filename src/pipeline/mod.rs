@@ -115,7 +115,16 @@ mod crate_check {
                             source,
                         }
                     }
-                    (Err(e), _) => Outcome::Skipped(SkipReason::File(e)),
+                    // A file that does not parse is a finding (RA000) where the rule is on.
+                    (Err(e), Ok(text)) => {
+                        match crate::report::syntax_error(&e, text.as_bytes(), &jobs[i].settings) {
+                            Some(finding) => Outcome::Checked {
+                                diagnostics: vec![finding],
+                                source: Some(text.to_string()),
+                            },
+                            None => Outcome::Skipped(SkipReason::File(e)),
+                        }
+                    }
                     (_, Err(e)) => Outcome::Skipped(SkipReason::File(e.clone())),
                 };
                 FileReport {

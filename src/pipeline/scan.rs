@@ -75,6 +75,27 @@ pub fn scan(options: &ScanOptions) -> Result<ScanReport, ScanError> {
     scan_with_progress(options, &())
 }
 
+/// The files a scan of `options` would check, sorted, and the paths given that cannot be
+/// checked (`--show-files`): the same walk as [`scan`], nothing read.
+#[must_use]
+pub fn files(options: &ScanOptions) -> (Vec<PathBuf>, Vec<BadPath>) {
+    let default_root = [PathBuf::from(".")];
+    let roots = if options.paths.is_empty() {
+        &default_root[..]
+    } else {
+        &options.paths[..]
+    };
+    let (candidates, bad) = collect_files(roots, &walk_filter(options));
+    let files = candidates
+        .into_iter()
+        .filter_map(|c| match c {
+            Candidate::File(path) => Some(path),
+            Candidate::Unreadable(..) => None,
+        })
+        .collect();
+    (files, bad)
+}
+
 /// Told how far a scan has got, from the worker threads (the command line's progress bar; the
 /// scan itself never draws anything).
 pub trait Progress: Sync {
@@ -299,7 +320,9 @@ fn collect_files(roots: &[PathBuf], skip: &WalkFilter) -> (Vec<Candidate>, Vec<B
         // `metadata` does not open the file: a FIFO is not read, so nothing blocks on it.
         match std::fs::metadata(root) {
             Ok(metadata) if metadata.is_dir() => walk_dir(root, skip, &mut candidates),
-            Ok(metadata) if metadata.is_file() => candidates.push(Candidate::File(root.clone())),
+            Ok(metadata) if metadata.is_file() => {
+                candidates.push(Candidate::File(without_dot(root.clone())));
+            }
             // A pipe or device could block or never end; only regular files are read.
             Ok(metadata) => bad.push(BadPath {
                 path: root.clone(),
@@ -375,14 +398,34 @@ fn walk_dir(root: &Path, skip: &WalkFilter, out: &mut Vec<Candidate>) {
             Ok(entry) => {
                 let is_file = entry.file_type().is_some_and(|t| t.is_file());
                 if is_file && entry.path().extension().is_some_and(|ext| ext == "rs") {
-                    out.push(Candidate::File(entry.into_path()));
+                    out.push(Candidate::File(without_dot(entry.into_path())));
                 }
             }
             Err(error) => {
                 let path = error_path(&error).unwrap_or(root).to_path_buf();
-                out.push(Candidate::Unreadable(path, error_message(&error)));
+                out.push(Candidate::Unreadable(
+                    without_dot(path),
+                    error_message(&error),
+                ));
             }
         }
+    }
+}
+
+/// A path found or given without its `.` components (`./src/lib.rs` is `src/lib.rs`), as ruff
+/// and cargo print paths; `.` itself stays.
+fn without_dot(path: PathBuf) -> PathBuf {
+    if !path.components().any(|c| c == std::path::Component::CurDir) {
+        return path;
+    }
+    let cleaned: PathBuf = path
+        .components()
+        .filter(|c| *c != std::path::Component::CurDir)
+        .collect();
+    if cleaned.as_os_str().is_empty() {
+        path
+    } else {
+        cleaned
     }
 }
 

@@ -4,7 +4,10 @@
 use std::fmt;
 
 use crate::analysis::limits;
-use crate::source::Position;
+use crate::checks::diagnostic::{Diagnostic, Label};
+use crate::checks::registry::{Level, Rule};
+use crate::checks::Settings;
+use crate::source::{Position, Span};
 
 #[cfg(feature = "cli")]
 pub mod baseline;
@@ -47,4 +50,51 @@ impl fmt::Display for FileError {
             }
         }
     }
+}
+
+/// A file that does not parse, as a finding (RA000 `syntax-error`, as ruff reports syntax
+/// errors): at the parser's position, one character wide, the parser's message after the
+/// rule's summary; `None` for the other errors, or when the rule is off for the file (the
+/// file is then skipped, as any file that cannot be checked).
+#[must_use]
+pub fn syntax_error(error: &FileError, bytes: &[u8], settings: &Settings) -> Option<Diagnostic> {
+    let FileError::Parse { position, message } = error else {
+        return None;
+    };
+    let rule = Rule::SyntaxError;
+    let level = settings.level(rule);
+    if level == Level::Allow {
+        return None;
+    }
+    let text = std::str::from_utf8(bytes).ok()?;
+    let start = position.offset_in(text);
+    let end = text[start..]
+        .chars()
+        .next()
+        .filter(|c| *c != '\n' && *c != '\r')
+        .map_or(start, |c| start + c.len_utf8());
+    let end_pos = Position {
+        line: position.line,
+        column: position.column + usize::from(end > start),
+    };
+    let span = Span {
+        start,
+        end,
+        start_pos: *position,
+        end_pos,
+    };
+    Some(Diagnostic {
+        rule,
+        level,
+        message: format!("{}: {message}", rule.meta().summary),
+        primary: Label {
+            span,
+            message: String::new(),
+        },
+        secondary: Vec::new(),
+        help: Some(rule.meta().help.clone()),
+        notes: Vec::new(),
+        fix: None,
+        elsewhere: Vec::new(),
+    })
 }

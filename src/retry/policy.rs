@@ -236,6 +236,7 @@ impl Policy {
         self.retry_on
     }
 
+    // retry-audit: allow(missing-jitter, reason = "a ceiling, not a wait: `Retry::backoff_delay` waits a random time below it")
     /// The ceiling of the full-jitter wait before retry `n` (0-based): `min(cap, base * 2^n)`.
     #[must_use]
     pub fn backoff_ceiling(&self, n: u32) -> Duration {

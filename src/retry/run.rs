@@ -632,6 +632,7 @@ impl<E> AsyncRetry<'_, E> {
         self.settle(outcome, false).await
     }
 
+    // retry-audit: allow(unbounded-retry, missing-jitter, reason = "a wait in the bulkhead's queue, not a retry: `queue_step` ends it at the queue's limit and the deadline, in steps it chooses")
     /// Lets the next attempt out (after a brief wait in the bulkhead's queue, if it has one), or
     /// stops the call.
     async fn admit(&mut self) -> Result<Attempt, RetryError<E>> {

@@ -1,6 +1,6 @@
 //! Generated blocks of the documentation (`mod blocks;` in the tests that check one): the text
-//! between `<!-- NAME:start -->` and `<!-- NAME:end -->`, in `README.md` or in any
-//! `docs/**/*.md`, found by its markers wherever it is (a block may move from the README to a
+//! between `<!-- NAME:start -->` and `<!-- NAME:end -->`, in `README.md`, `CONTRIBUTING.md` or
+//! any `docs/**/*.md`, found by its markers wherever it is (a block may move from the README to a
 //! page of `docs/`). `scripts/docblocks.py` finds them the same way.
 //!
 //! A stale block fails its test; `BLESS=1` (exactly `1`) rewrites it instead.
@@ -19,7 +19,7 @@ pub fn blessing() -> bool {
     std::env::var_os("BLESS").is_some_and(|v| v == "1")
 }
 
-/// `README.md`, then every `docs/**/*.md`, sorted.
+/// `README.md`, `CONTRIBUTING.md`, then every `docs/**/*.md`, sorted.
 pub fn doc_files() -> Vec<PathBuf> {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
         let Ok(entries) = fs::read_dir(dir) else {
@@ -37,7 +37,7 @@ pub fn doc_files() -> Vec<PathBuf> {
     let mut docs = Vec::new();
     walk(&root().join("docs"), &mut docs);
     docs.sort();
-    let mut files = vec![root().join("README.md")];
+    let mut files = vec![root().join("README.md"), root().join("CONTRIBUTING.md")];
     files.extend(docs);
     files.into_iter().filter(|f| f.is_file()).collect()
 }
@@ -88,9 +88,9 @@ impl Block {
             "{open} is in several files: {:?}",
             found.iter().map(|b| &b.path).collect::<Vec<_>>()
         );
-        found
-            .pop()
-            .unwrap_or_else(|| panic!("no {open} ... {close} block in README.md or docs/**/*.md"))
+        found.pop().unwrap_or_else(|| {
+            panic!("no {open} ... {close} block in README.md, CONTRIBUTING.md or docs/**/*.md")
+        })
     }
 
     /// The text between the markers.

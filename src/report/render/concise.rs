@@ -5,26 +5,36 @@
 //! ```
 //!
 //! The path is the one the walker produced (as in `human`); line and column are 1-based, the
-//! column counted in characters. Editors match it with a one-line problem matcher (see the
-//! README). The summary line is written separately by [`super::summary`].
+//! column counted in characters. Editors match it with a one-line problem matcher (see
+//! docs/output-formats.md). On a colour-capable target (a terminal, unless `NO_COLOR`; see
+//! `--color`) the path is bold and the rule id takes the colour of its level, as ruff colours
+//! its concise output; the text is the same either way. The summary line is written separately
+//! by [`super::summary`].
 
-use std::io::{self, Write};
+use std::io;
 
+use codespan_reporting::term::termcolor::{Color, ColorSpec, WriteColor};
+
+use crate::checks::registry::Level;
 use crate::report::ScanReport;
 
 /// Writes one line per finding, files in path order, findings in source order.
-pub fn render(report: &ScanReport, out: &mut dyn Write) -> io::Result<()> {
+pub fn render(report: &ScanReport, out: &mut dyn WriteColor) -> io::Result<()> {
+    let bold = ColorSpec::new().set_bold(true).clone();
     for (file, diagnostic) in report.diagnostics() {
         let start = diagnostic.primary.span.start_pos;
-        writeln!(
-            out,
-            "{}:{}:{}: {} {}",
-            file.path.display(),
-            start.line,
-            start.column,
-            diagnostic.rule.id(),
-            single_line(&diagnostic.message)
-        )?;
+        out.set_color(&bold)?;
+        write!(out, "{}", file.path.display())?;
+        out.reset()?;
+        write!(out, ":{}:{}: ", start.line, start.column)?;
+        let level = match diagnostic.level {
+            Level::Error => Color::Red,
+            _ => Color::Yellow,
+        };
+        out.set_color(bold.clone().set_fg(Some(level)))?;
+        write!(out, "{}", diagnostic.rule.id())?;
+        out.reset()?;
+        writeln!(out, " {}", single_line(&diagnostic.message))?;
     }
     Ok(())
 }

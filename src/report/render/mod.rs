@@ -127,8 +127,8 @@ pub fn write_rule_list(out: &mut dyn Write) -> io::Result<()> {
 }
 
 /// The rules as one JSON array, in id order, for editor extensions and documentation sites:
-/// `[{"id":"RA001","name":"unbounded-retry","level":"error","summary":"...","url":"..."}]`
-/// (`level` is the default level; `url` is [`rule_url`]).
+/// `[{"id":"RA001","name":"unbounded-retry","level":"error","summary":"...","docs":"docs/rules/RA001.md","url":null}]`
+/// (`level` is the default level; `docs` is [`rule_page`], `url` is [`rule_url`]).
 pub fn write_rule_list_json(out: &mut dyn Write) -> io::Result<()> {
     #[derive(serde::Serialize)]
     struct Entry {
@@ -136,7 +136,8 @@ pub fn write_rule_list_json(out: &mut dyn Write) -> io::Result<()> {
         name: &'static str,
         level: &'static str,
         summary: &'static str,
-        url: String,
+        docs: String,
+        url: Option<String>,
     }
     let entries: Vec<Entry> = Rule::ALL
         .iter()
@@ -145,6 +146,7 @@ pub fn write_rule_list_json(out: &mut dyn Write) -> io::Result<()> {
             name: rule.name(),
             level: rule.default_level().as_str(),
             summary: &rule.meta().summary,
+            docs: rule_page(rule),
             url: rule_url(rule),
         })
         .collect();
@@ -152,26 +154,34 @@ pub fn write_rule_list_json(out: &mut dyn Write) -> io::Result<()> {
     writeln!(out)
 }
 
-/// Where to learn about retry-audit: the repository the manifest names, else the crate's
-/// crates.io page.
+/// The repository the manifest names (`repository` in `Cargo.toml`), if it names one: the only
+/// web page of the project that is known to exist.
 #[must_use]
-pub fn home_page() -> &'static str {
-    match option_env!("CARGO_PKG_REPOSITORY") {
-        Some(uri) if !uri.is_empty() => uri,
-        _ => "https://crates.io/crates/retry-audit",
-    }
+pub fn home_page() -> Option<&'static str> {
+    option_env!("CARGO_PKG_REPOSITORY").filter(|uri| !uri.is_empty())
 }
 
-/// A rule's documentation on the web: its section of the README on the [`home_page`] (the
-/// heading "RA002 `fixed-delay`" has the anchor `ra002-fixed-delay`).
+/// A rule's page in the project's documentation, relative to the project's root:
+/// `docs/rules/RA002.md`, the text `retry-audit explain RA002` prints (generated from
+/// `rules/*.toml`, kept current by `tests/rules.rs`).
 #[must_use]
-pub fn rule_url(rule: Rule) -> String {
-    format!(
-        "{}#{}-{}",
-        home_page(),
-        rule.id().to_ascii_lowercase(),
-        rule.name()
-    )
+pub fn rule_page(rule: Rule) -> String {
+    format!("docs/rules/{}.md", rule.id())
+}
+
+/// A rule's page on the web: [`rule_page`] in the repository the manifest names, at this
+/// version's tag; `None` without a repository (no URL rather than one to a page that does
+/// not exist).
+#[must_use]
+pub fn rule_url(rule: Rule) -> Option<String> {
+    home_page().map(|repository| {
+        format!(
+            "{}/blob/v{}/{}",
+            repository.trim_end_matches('/'),
+            env!("CARGO_PKG_VERSION"),
+            rule_page(rule)
+        )
+    })
 }
 
 /// A list of the valid rule codes, for error messages: `RA001 (unbounded-retry), ...`.

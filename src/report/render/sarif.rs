@@ -37,12 +37,6 @@ pub const FINGERPRINT_KEY: &str = "retryAudit/v1";
 
 const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 
-/// Where to learn about the tool: the crate's repository if the manifest names one, else its
-/// crates.io page.
-fn information_uri() -> &'static str {
-    super::home_page()
-}
-
 /// SARIF's level for a retry-audit level.
 fn level(level: Level) -> &'static str {
     match level {
@@ -65,7 +59,7 @@ fn rule_descriptor(rule: Rule) -> Value {
         meta.why_bad.trim(),
         meta.help.trim()
     );
-    json!({
+    let mut descriptor = json!({
         "id": rule.id(),
         "name": rule.name(),
         "shortDescription": { "text": meta.summary },
@@ -77,7 +71,12 @@ fn rule_descriptor(rule: Rule) -> Value {
             "problem.severity": level(rule.default_level()),
             "tags": ["reliability", "retry"],
         },
-    })
+    });
+    // The rule's page, where the manifest names a repository; the help above holds it anyway.
+    if let Some(url) = super::rule_url(rule) {
+        descriptor["helpUri"] = json!(url);
+    }
+    descriptor
 }
 
 /// An `artifactLocation` for `path`: relative to `%SRCROOT%` when inside the root, else an
@@ -231,18 +230,22 @@ pub fn log(report: &ScanReport, root: &Root) -> Value {
         );
     }
     let version = env!("CARGO_PKG_VERSION");
+    let mut driver = json!({
+        "name": "retry-audit",
+        "version": version,
+        "semanticVersion": version,
+        "rules": Rule::ALL.iter().map(|r| rule_descriptor(*r)).collect::<Vec<_>>(),
+    });
+    // Only a page that exists: the repository the manifest names, if it names one.
+    if let Some(home) = super::home_page() {
+        driver["informationUri"] = json!(home);
+    }
     json!({
         "$schema": SCHEMA,
         "version": "2.1.0",
         "runs": [{
             "tool": {
-                "driver": {
-                    "name": "retry-audit",
-                    "version": version,
-                    "semanticVersion": version,
-                    "informationUri": information_uri(),
-                    "rules": Rule::ALL.iter().map(|r| rule_descriptor(*r)).collect::<Vec<_>>(),
-                },
+                "driver": driver,
             },
             "originalUriBaseIds": {
                 SRCROOT: { "uri": file_uri(root.dir(), true) },
