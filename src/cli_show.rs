@@ -75,6 +75,7 @@ fn write_settings(
     writeln!(out, "force-exclude = {force_exclude}")?;
     writeln!(out, "excluded = {}", run.is_excluded(path))?;
     writeln!(out, "full-parse = {}", settings.full_parse)?;
+    writeln!(out, "preview = {}", settings.preview)?;
     writeln!(out, "test-code = {}", settings.test_code)?;
     writeln!(out, "\n[rules]")?;
     for &rule in Rule::ALL {

@@ -79,6 +79,8 @@ pub struct Config {
     pub per_path: Vec<PerPath>,
     /// `[extend]`: names the analysis learns.
     pub extensions: Extensions,
+    /// `preview = true`: the rules of the preview tier run too.
+    pub preview: bool,
 }
 
 /// One `[[per-path]]` entry.
@@ -202,6 +204,8 @@ impl std::error::Error for ConfigError {}
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 struct RawConfig {
+    #[serde(default)]
+    preview: bool,
     #[serde(default)]
     exclude: Vec<Spanned<String>>,
     #[serde(default)]
@@ -331,6 +335,7 @@ impl Checker<'_> {
             rules: self.levels(&raw.rules)?,
             exclude: self.globs(&raw.exclude)?,
             per_path,
+            preview: raw.preview,
             // The same code reads the built-in models (`models/*.toml`).
             extensions: raw
                 .extend
@@ -652,6 +657,7 @@ impl RunConfig {
         }
         settings.warnings_as_errors = self.command_line.warnings_as_errors;
         settings.full_parse = self.command_line.full_parse;
+        settings.preview = self.config.preview || self.command_line.preview;
         settings
     }
 

@@ -767,7 +767,7 @@ mod tests {
     fn a_fix_that_breaks_the_syntax_is_not_applied() {
         let src = "fn f() {}\n";
         let diags = vec![finding(vec![edit(src.len() - 2, src.len() - 1, "")])];
-        let outcome = fix_source(src, Some(diags), &Settings::default()).expect("parses");
+        let outcome = fix_source(src, Some(diags), &Settings::preview()).expect("parses");
         assert_eq!(outcome.text, src);
         assert_eq!(outcome.applied, 0);
         assert!(!outcome.changed());
@@ -776,7 +776,7 @@ mod tests {
 
     #[test]
     fn an_unparseable_file_is_not_fixed() {
-        assert!(fix_source("fn f( {", None, &Settings::default()).is_err());
+        assert!(fix_source("fn f( {", None, &Settings::preview()).is_err());
     }
 
     #[test]

@@ -95,7 +95,8 @@ impl fmt::Display for LspError {
 impl std::error::Error for LspError {}
 
 /// Runs the server on standard input and output until `exit`, or until the input ends.
-pub fn run_stdio() -> Result<Exit, LspError> {
+pub fn run_stdio(preview: bool) -> Result<Exit, LspError> {
+    PREVIEW.store(preview, std::sync::atomic::Ordering::Relaxed);
     serve(io::BufReader::new(io::stdin()), io::stdout().lock())
 }
 
@@ -981,9 +982,9 @@ enum DocConfig {
 /// save. A document that is not a file (`untitled:`) gets the defaults.
 fn document_config(uri: &Url) -> DocConfig {
     let Ok(path) = uri.to_file_path() else {
-        return DocConfig::Use(Box::default());
+        return DocConfig::Use(Box::new(command_line()));
     };
-    match config::Configs::discover(&Settings::default()).for_path(&path) {
+    match config::Configs::discover(&command_line()).for_path(&path) {
         Ok(run) if run.is_excluded(&path) => DocConfig::Excluded,
         Ok(run) => DocConfig::Use(Box::new(run.settings_for(&path).into_owned())),
         Err(e) => DocConfig::Invalid(e.to_string()),
@@ -1000,7 +1001,7 @@ fn analyse(uri: &Url, text: &str, encoding: Encoding) -> Analysis {
                 fixes: Vec::new(),
             }
         }
-        DocConfig::Invalid(message) => (Settings::default(), Some(message)),
+        DocConfig::Invalid(message) => (command_line(), Some(message)),
     };
     let mut analysis = analyse_text(uri, text, &settings, encoding);
     if let Some(message) = config_error {
@@ -1080,7 +1081,7 @@ fn crate_findings(
         .or_else(|| crate_root.clone())
         .or_else(|| path.parent().map(std::path::Path::to_path_buf))
         .unwrap_or_default();
-    let configs = std::sync::Arc::new(config::Configs::discover(&Settings::default()));
+    let configs = std::sync::Arc::new(config::Configs::discover(&command_line()));
     let mut paths: Vec<std::path::PathBuf> =
         crate::pipeline::scan::rust_files(&walk_root, Some(std::sync::Arc::clone(&configs)))
             .into_iter()
@@ -1098,7 +1099,7 @@ fn crate_findings(
         let settings_of = |p: &std::path::Path| -> Settings {
             configs
                 .for_path(p)
-                .map_or_else(|_| Settings::default(), |c| c.settings_for(p).into_owned())
+                .map_or_else(|_| command_line(), |c| c.settings_for(p).into_owned())
         };
         let files: Vec<IndexedFile> = paths
             .iter()
@@ -1165,6 +1166,16 @@ fn crate_findings(
             .collect();
         Ok(engine::finish(text, own, more, settings))
     })
+}
+
+/// `retry-audit lsp --preview`: the rules of the preview tier run too.
+static PREVIEW: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The settings the server was started with, before each document's configuration.
+fn command_line() -> Settings {
+    let mut settings = Settings::default();
+    settings.preview = PREVIEW.load(std::sync::atomic::Ordering::Relaxed);
+    settings
 }
 
 /// The client's workspace folders (from `initialize`): a document is analysed as a scan of the

@@ -95,7 +95,12 @@ enum Command {
         format: RulesFormat,
     },
     /// Run the language server (LSP) on standard input and output, for editors.
-    Lsp,
+    Lsp {
+        /// Run the rules of the preview tier too (as `--preview` for a scan; also
+        /// `RETRY_AUDIT_PREVIEW=1`, or `preview = true` in the configuration).
+        #[arg(long)]
+        preview: bool,
+    },
 }
 
 #[derive(Clone, Debug, clap::Args)]
@@ -223,6 +228,14 @@ struct CheckArgs {
     /// body is then not seen. Implied by --strict.
     #[arg(long)]
     full_parse: bool,
+
+    /// Run the rules of the preview tier too (`retry-audit rules` lists each rule's tier). A
+    /// rule is stable, and runs by default, only while its precision on findings judged in code
+    /// not used for tuning is at least 0.90; the others are preview, as ruff's preview rules and
+    /// clippy's nursery. Also `preview = true` in the configuration. A preview rule selected by
+    /// name (`--select RA009`, `--warn RA009`) runs without this.
+    #[arg(long)]
+    preview: bool,
 
     /// After the report, print to standard error how many files were found, checked and
     /// skipped (by reason) and the time of each phase (walk, read, parse, analyse, report).
@@ -370,7 +383,7 @@ pub(crate) fn main() -> ExitCode {
             RulesFormat::Text => render::write_rule_list,
             RulesFormat::Json => render::write_rule_list_json,
         }),
-        Some(Command::Lsp) => return serve_lsp(),
+        Some(Command::Lsp { preview }) => return serve_lsp(preview || preview_from_env()),
         Some(Command::Check(args)) => {
             let sub = matches.subcommand_matches("check").unwrap_or(&matches);
             let mut check_command = command
@@ -819,8 +832,8 @@ fn count(n: usize, one: &str, many: &str) -> String {
 }
 
 /// `retry-audit lsp`: exit status 0 after `shutdown` and `exit`, 1 otherwise.
-fn serve_lsp() -> ExitCode {
-    match lsp::run_stdio() {
+fn serve_lsp(preview: bool) -> ExitCode {
+    match lsp::run_stdio(preview) {
         Ok(lsp::Exit::Clean) => ExitCode::SUCCESS,
         Ok(lsp::Exit::Abrupt) => ExitCode::from(1),
         Err(e) => {
@@ -865,7 +878,14 @@ fn settings(args: &CheckArgs, matches: &ArgMatches) -> Settings {
     );
     // `--strict` fails on a file that does not parse: every body must be parsed to know.
     settings.full_parse = args.full_parse || args.strict;
+    settings.preview = args.preview || preview_from_env();
     settings
+}
+
+/// `RETRY_AUDIT_PREVIEW=1` (or `true`): as `--preview`, where flags are awkward to pass (an
+/// editor's language-server settings, a CI step).
+fn preview_from_env() -> bool {
+    std::env::var("RETRY_AUDIT_PREVIEW").is_ok_and(|v| v == "1" || v.eq_ignore_ascii_case("true"))
 }
 
 /// Skipped files on stderr, findings on the target (standard output, or `--output-file`), the

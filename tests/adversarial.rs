@@ -46,6 +46,7 @@ const CLEAN: &str = "fn add(a: u32, b: u32) -> u32 {\n    a + b\n}\n";
 
 fn binary(dir: &Path) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_retry-audit"));
+    command.env("RETRY_AUDIT_PREVIEW", "1");
     command.current_dir(dir).env_remove("NO_COLOR");
     command
 }

@@ -55,6 +55,7 @@ impl Run {
 
 fn run(dir: &Path, args: &[&str]) -> Run {
     let output = Command::new(env!("CARGO_BIN_EXE_retry-audit"))
+        .env("RETRY_AUDIT_PREVIEW", "1")
         .args(["--format", "json", "--isolated"])
         .args(args)
         .current_dir(dir)

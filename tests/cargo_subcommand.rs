@@ -76,6 +76,7 @@ impl Run {
 /// it), and with `CARGO` set to `cargo` (`Some`) or to a program that does not exist (`None`).
 fn run(dir: &Path, args: &[&str], cargo: Option<&str>) -> Run {
     let mut command = Command::new(env!("CARGO_BIN_EXE_cargo-retry-audit"));
+    command.env("RETRY_AUDIT_PREVIEW", "1");
     command.args(args).current_dir(dir);
     match cargo {
         Some(cargo) => command.env("CARGO", cargo),

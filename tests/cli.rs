@@ -52,6 +52,7 @@ const SKIPPED: &[u8] = b"fn caf\xe9() {}\n";
 
 fn run(dir: &Path, args: &[&str]) -> Run {
     let output = Command::new(env!("CARGO_BIN_EXE_retry-audit"))
+        .env("RETRY_AUDIT_PREVIEW", "1")
         .args(args)
         .current_dir(dir)
         .env_remove("NO_COLOR")
@@ -402,6 +403,7 @@ fn warnings_is_only_accepted_by_deny() {
 /// minute (a FIFO opened for reading would block it for ever).
 fn run_within_a_minute(dir: &Path, args: &[&str]) -> Run {
     let mut child = Command::new(env!("CARGO_BIN_EXE_retry-audit"))
+        .env("RETRY_AUDIT_PREVIEW", "1")
         .args(args)
         .current_dir(dir)
         .stdout(std::process::Stdio::piped())
@@ -599,8 +601,24 @@ fn rules_lists_five_rules_in_aligned_columns() {
     let dir = temp();
     let run = run(dir.path(), &["rules"]);
     assert_eq!(run.code, Some(0), "{}", run.stderr);
-    let lines: Vec<&str> = run.stdout.lines().collect();
-    assert_eq!(lines.len(), retry_audit::Rule::ALL.len(), "{}", run.stdout);
+    // One line per rule, then the line on how to run the preview tier.
+    let lines: Vec<&str> = run
+        .stdout
+        .lines()
+        .take(retry_audit::Rule::ALL.len())
+        .collect();
+    assert_eq!(
+        run.stdout.lines().count(),
+        retry_audit::Rule::ALL.len() + 2,
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .ends_with("says the precision behind each tier\n"),
+        "{}",
+        run.stdout
+    );
     let expected = [
         ("RA000", "syntax-error", "error"),
         ("RA001", "unbounded-retry", "error"),
@@ -1050,4 +1068,41 @@ fn a_strategy_read_from_a_field_is_labelled_at_its_default() {
             .any(|l| l["line"] == 19 && l["message"] == "`retry_policy` holds this by default"),
         "{labels:#?}"
     );
+}
+
+/// The default run reports only stable rules; `--preview` (or `RETRY_AUDIT_PREVIEW=1`) adds the
+/// preview tier; a preview rule named on the command line runs by itself.
+#[test]
+fn the_default_run_reports_the_stable_tier_only() {
+    use retry_audit::checks::registry::Tier;
+    let dir = temp();
+    write(dir.path(), "retry.rs", UNBOUNDED_FIXED);
+    let bare = |args: &[&str]| -> String {
+        let output = Command::new(env!("CARGO_BIN_EXE_retry-audit"))
+            .args(["--format", "concise", "--quiet"])
+            .args(args)
+            .current_dir(dir.path())
+            .env_remove("RETRY_AUDIT_PREVIEW")
+            .output()
+            .expect("runs");
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    let rules_in = |out: &str| -> Vec<String> {
+        out.lines()
+            .filter_map(|l| l.split_whitespace().nth(1).map(str::to_owned))
+            .collect()
+    };
+    let default = rules_in(&bare(&["retry.rs"]));
+    for id in &default {
+        let rule = retry_audit::Rule::from_code(id).expect("a rule");
+        assert_eq!(rule.tier(), Tier::Stable, "{id} is not stable: {default:?}");
+    }
+    let preview = rules_in(&bare(&["--preview", "retry.rs"]));
+    assert!(preview.contains(&"RA001".to_owned()), "{preview:?}");
+    assert!(preview.contains(&"RA002".to_owned()), "{preview:?}");
+    if retry_audit::Rule::UnboundedRetry.tier() == Tier::Preview {
+        assert!(!default.contains(&"RA001".to_owned()), "{default:?}");
+        let named = rules_in(&bare(&["--warn", "RA001", "retry.rs"]));
+        assert!(named.contains(&"RA001".to_owned()), "{named:?}");
+    }
 }

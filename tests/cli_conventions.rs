@@ -32,6 +32,7 @@ fn fetch() -> Result<u32, ()> {
 /// The binary run in `dir` with `args`, the colour variables unset, `env` set and `stdin` fed.
 fn run_with(dir: &Path, args: &[&str], env: &[(&str, &str)], stdin: Option<&[u8]>) -> Run {
     let mut command = Command::new(env!("CARGO_BIN_EXE_retry-audit"));
+    command.env("RETRY_AUDIT_PREVIEW", "1");
     command
         .args(args)
         .current_dir(dir)
@@ -757,8 +758,8 @@ fn rules_as_json_lists_id_name_level_summary_docs_and_url_of_every_rule() {
     {
         let object = entry.as_object().expect("an object per rule");
         let keys: Vec<&str> = object.keys().map(String::as_str).collect();
-        assert_eq!(keys.len(), 6, "{entry}");
-        for key in ["id", "name", "level", "summary", "docs"] {
+        assert_eq!(keys.len(), 9, "{entry}");
+        for key in ["id", "name", "level", "tier", "summary", "docs"] {
             assert!(object[key].is_string(), "{key} in {entry}");
         }
         assert_eq!(entry["id"], rule.id());
@@ -768,7 +769,8 @@ fn rules_as_json_lists_id_name_level_summary_docs_and_url_of_every_rule() {
             entry["level"], columns[2],
             "the default level, as `rules` prints"
         );
-        assert_eq!(entry["summary"], columns[3..].join(" "), "{line}");
+        assert_eq!(entry["tier"], columns[3], "the tier, as `rules` prints");
+        assert_eq!(entry["summary"], columns[4..].join(" "), "{line}");
         // The rule's page in the project; a URL only for a repository the manifest names.
         let docs = entry["docs"].as_str().unwrap_or_default();
         assert_eq!(docs, format!("docs/rules/{}.md", rule.id()));
@@ -841,6 +843,7 @@ fn the_progress_bar_is_drawn_on_a_terminal_for_people_only() {
         let status = Command::new("script")
             .args(["-q", "-e", "-c", &command, "terminal.txt"])
             .current_dir(dir.path())
+            .env("RETRY_AUDIT_PREVIEW", "1")
             .env_remove("NO_COLOR")
             .stdin(Stdio::null())
             .stdout(Stdio::null())

@@ -75,6 +75,7 @@ impl Run {
 
 fn run(dir: &Path, args: &[&str]) -> Run {
     let output = Command::new(env!("CARGO_BIN_EXE_retry-audit"))
+        .env("RETRY_AUDIT_PREVIEW", "1")
         .args(["--format", "json"])
         .args(args)
         .current_dir(dir)
@@ -641,7 +642,7 @@ fn run_config_layers_defaults_rules_per_path_and_command_line() {
                 [[per-path]]\npaths = [\"tests/slow/**\"]\nrules = { RA002 = \"warn\" }\n\n\
                 [extend]\nsleep-fns = [\"pause\"]\n";
     let config = config::parse(text, &path).expect("valid");
-    let mut command_line = Settings::default();
+    let mut command_line = Settings::preview();
     command_line.set_level(Rule::MissingJitter, Level::Warning);
     let run = RunConfig::new(config, &command_line);
     let level = |file: &str, rule: Rule| run.settings_for(&dir.path().join(file)).level(rule);
@@ -769,4 +770,41 @@ fn a_teams_retry_builder_is_described_in_extend_policies() {
     let rules: Vec<&str> = found.iter().map(|f| &f[..7]).collect();
     assert_eq!(rules, ["4 RA001", "4 RA003", "4 RA007"], "{found:#?}");
     assert!(found[2].contains("call `.max_delay(..)`"), "{}", found[2]);
+}
+
+/// A preview rule runs with `preview = true` or when set by name, not by default; a stable rule
+/// runs either way.
+#[test]
+fn preview_rules_run_only_when_asked_for() {
+    use retry_audit::checks::registry::Tier;
+    let preview = Rule::ALL
+        .iter()
+        .copied()
+        .find(|r| r.tier() == Tier::Preview)
+        .expect("a preview rule");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("retry-audit.toml");
+    let run = |text: &str| {
+        let config = config::parse(text, &path).expect("valid");
+        RunConfig::new(config, &Settings::default())
+    };
+    let off = run("");
+    assert_eq!(off.settings().level(preview), Level::Allow);
+    assert_eq!(
+        off.settings().level(Rule::SyntaxError),
+        Rule::SyntaxError.default_level()
+    );
+    let on = run("preview = true\n");
+    assert_eq!(on.settings().level(preview), preview.default_level());
+    let named = run(&format!("[rules]\n{} = \"warn\"\n", preview.id()));
+    assert_eq!(named.settings().level(preview), Level::Warning);
+    let mut command_line = Settings::default();
+    command_line.preview = true;
+    let config = config::parse("", &path).expect("valid");
+    assert_eq!(
+        RunConfig::new(config, &command_line)
+            .settings()
+            .level(preview),
+        preview.default_level()
+    );
 }

@@ -208,7 +208,7 @@ fn the_readme_s_rust_examples_are_clean() {
     while let Some(at) = rest.find("```rust\n") {
         let body = &rest[at + "```rust\n".len()..];
         let end = body.find("```").expect("a closing fence");
-        let found = retry_audit::check_source(&body[..end], &retry_audit::Settings::default())
+        let found = retry_audit::check_source(&body[..end], &retry_audit::Settings::preview())
             .expect("the example parses");
         assert!(found.is_empty(), "{found:?}");
         seen += 1;

@@ -48,6 +48,7 @@ fn the_project_s_own_code_has_no_finding() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let paths = own_code(root);
     let output = Command::new(env!("CARGO_BIN_EXE_retry-audit"))
+        .env("RETRY_AUDIT_PREVIEW", "1")
         .args(["--strict", "--format", "concise", "--color", "never"])
         .args(&paths)
         .current_dir(root)

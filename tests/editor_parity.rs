@@ -32,6 +32,7 @@ struct Client {
 impl Client {
     fn start(root: &Path) -> Client {
         let mut child = Command::new(env!("CARGO_BIN_EXE_retry-audit"))
+            .env("RETRY_AUDIT_PREVIEW", "1")
             .arg("lsp")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -146,6 +147,7 @@ fn uri(path: &Path) -> String {
 /// What a scan of `folder` reports, by file (every `.rs` file it checks has an entry).
 fn scanned(folder: &Path) -> BTreeMap<PathBuf, Vec<Finding>> {
     let output = Command::new(env!("CARGO_BIN_EXE_retry-audit"))
+        .env("RETRY_AUDIT_PREVIEW", "1")
         .args(["--format", "json", "--quiet"])
         .arg(folder)
         .current_dir(folder)

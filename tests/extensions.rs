@@ -7,7 +7,7 @@ use retry_audit::analysis::Extensions;
 use retry_audit::{check_source, Settings};
 
 fn rules(src: &str, ext: Extensions) -> Vec<&'static str> {
-    let mut settings = Settings::default();
+    let mut settings = Settings::preview();
     settings.extensions = ext;
     let mut ids: Vec<&'static str> = check_source(src, &settings)
         .expect("parses")

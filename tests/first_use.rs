@@ -14,6 +14,7 @@ use support::{temp, write, Run, UNBOUNDED_FIXED};
 /// The binary run in `dir` with `args`, colour variables unset.
 fn run(dir: &Path, args: &[&str]) -> Run {
     Command::new(env!("CARGO_BIN_EXE_retry-audit"))
+        .env("RETRY_AUDIT_PREVIEW", "1")
         .args(args)
         .current_dir(dir)
         .env_remove("NO_COLOR")
@@ -119,6 +120,7 @@ fn cargo_retry_audit_prints_paths_from_the_workspace_root() {
     write(dir.path(), "crates/client/src/lib.rs", UNBOUNDED_FIXED);
     for at in ["", "src", "crates/client/src"] {
         let output = Command::new(env!("CARGO_BIN_EXE_cargo-retry-audit"))
+            .env("RETRY_AUDIT_PREVIEW", "1")
             .args(["retry-audit", "--format", "concise"])
             .current_dir(dir.path().join(at))
             .env("CARGO", dir.path().join("no-such-cargo"))
@@ -274,6 +276,7 @@ fn exclude_extend_exclude_and_force_exclude() {
     assert_eq!(files(&["--force-exclude", "vendor/b.rs", "a.rs"]), ["a.rs"]);
     let stdin = |args: &[&str]| -> Run {
         let mut child = Command::new(env!("CARGO_BIN_EXE_retry-audit"))
+            .env("RETRY_AUDIT_PREVIEW", "1")
             .args(args)
             .current_dir(dir.path())
             .stdin(Stdio::piped())
@@ -441,6 +444,7 @@ fn concise_output_is_coloured_as_asked_and_honours_no_color() {
     write(dir.path(), "retry.rs", UNBOUNDED_FIXED);
     let with_env = |args: &[&str], env: &[(&str, &str)]| -> String {
         let output = Command::new(env!("CARGO_BIN_EXE_retry-audit"))
+            .env("RETRY_AUDIT_PREVIEW", "1")
             .args(args)
             .current_dir(dir.path())
             .env_remove("NO_COLOR")
@@ -492,6 +496,7 @@ fn watch_checks_again_when_a_file_changes() {
     let dir = temp();
     write(dir.path(), "retry.rs", UNBOUNDED_FIXED);
     let mut child = Command::new(env!("CARGO_BIN_EXE_retry-audit"))
+        .env("RETRY_AUDIT_PREVIEW", "1")
         .args(["--watch", "--format", "concise"])
         .current_dir(dir.path())
         .stdin(Stdio::null())

@@ -10,7 +10,7 @@ mod support;
 use support::KEY_IN_LOOP;
 
 fn findings(src: &str) -> Vec<Diagnostic> {
-    check_source(src, &Settings::default()).expect("parses")
+    check_source(src, &Settings::preview()).expect("parses")
 }
 
 /// RA005 is reported, and offers no fix.

@@ -53,6 +53,7 @@ const CLEAN: &str = "pub fn add(a: u32, b: u32) -> u32 {\n    a + b\n}\n";
 
 fn retry_audit(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_retry-audit"))
+        .env("RETRY_AUDIT_PREVIEW", "1")
         .args(["--color", "never"])
         .args(args)
         .current_dir(dir)
@@ -65,7 +66,7 @@ fn text(bytes: &[u8]) -> String {
 }
 
 fn rules_in(src: &str) -> Vec<Rule> {
-    check_source(src, &Settings::default())
+    check_source(src, &Settings::preview())
         .expect("parses")
         .into_iter()
         .map(|d| d.rule)
@@ -322,7 +323,7 @@ fn a_file_changed_while_the_fix_is_written_is_refused() {
     let dir = tempfile::tempdir().expect("temp dir");
     let file = dir.path().join("pay.rs");
     fs::write(&file, KEY_IN_LOOP).expect("written");
-    let fixed = fix::fix_source(KEY_IN_LOOP, None, &Settings::default()).expect("parses");
+    let fixed = fix::fix_source(KEY_IN_LOOP, None, &Settings::preview()).expect("parses");
     assert!(fixed.changed());
 
     let edited = format!("{KEY_IN_LOOP}// saved by an editor meanwhile\n");
@@ -391,7 +392,7 @@ fn a_read_only_file_is_not_fixed_and_the_run_fails() {
     );
 
     // The library refuses too, before writing anything.
-    let fixed = fix::fix_source(KEY_IN_LOOP, None, &Settings::default()).expect("parses");
+    let fixed = fix::fix_source(KEY_IN_LOOP, None, &Settings::preview()).expect("parses");
     let result = fix::write_if_unchanged(&locked, KEY_IN_LOOP.as_bytes(), fixed.text.as_bytes());
     assert!(matches!(result, Err(WriteError::ReadOnly)), "{result:?}");
     assert_eq!(snapshot(&locked), before);

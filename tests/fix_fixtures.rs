@@ -65,7 +65,7 @@ fn fixed_files_are_what_the_fixes_make_and_compile() {
         let name = path.display();
         let source = fs::read_to_string(path).expect("fixture readable");
         let outcome =
-            fix::fix_source(&source, None, &Settings::default()).expect("the fixture parses");
+            fix::fix_source(&source, None, &Settings::preview()).expect("the fixture parses");
         assert!(outcome.applied > 0, "{name}: nothing to fix");
         assert!(
             outcome.remaining.iter().all(|d| d.fix.is_none()),

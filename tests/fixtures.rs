@@ -203,6 +203,7 @@ fn crate_dir(fixture: &Fixture) -> Option<PathBuf> {
 fn scan_crate(dir: &Path) -> BTreeMap<PathBuf, Result<Vec<Diagnostic>, String>> {
     let options = ScanOptions {
         paths: vec![dir.to_path_buf()],
+        settings: Settings::preview(),
         ..ScanOptions::default()
     };
     let report = scan(&options).unwrap_or_else(|e| panic!("cannot scan {}: {e}", dir.display()));
@@ -232,7 +233,7 @@ fn emitted_for(fixtures: &[Fixture]) -> Vec<Result<Vec<Diagnostic>, String>> {
                 .get(&fixture.path)
                 .cloned()
                 .unwrap_or_else(|| Err("not found by the scan of its crate".to_owned())),
-            None => check_source(&fixture.text, &Settings::default()).map_err(|e| e.to_string()),
+            None => check_source(&fixture.text, &Settings::preview()).map_err(|e| e.to_string()),
         })
         .collect()
 }
@@ -450,6 +451,7 @@ fn crate_fixtures_need_the_crate() {
     for (dir, members) in &dirs {
         let options = ScanOptions {
             paths: vec![dir.clone()],
+            settings: Settings::preview(),
             ..ScanOptions::default()
         };
         let scanned = scan(&options).expect("the fixture crate scans");
@@ -468,7 +470,7 @@ fn crate_fixtures_need_the_crate() {
                 .sum();
             let alone: usize = members
                 .iter()
-                .map(|f| check_source(&f.text, &Settings::default()).map_or(0, |d| d.len()))
+                .map(|f| check_source(&f.text, &Settings::preview()).map_or(0, |d| d.len()))
                 .sum();
             if findings == alone {
                 report.push(format!(
@@ -492,7 +494,7 @@ fn crate_fixtures_need_the_crate() {
             continue;
         }
         let differs = members.iter().any(|f| {
-            let alone = check_source(&f.text, &Settings::default()).unwrap_or_default();
+            let alone = check_source(&f.text, &Settings::preview()).unwrap_or_default();
             let alone = multiset(alone.iter().map(|d| Expected {
                 rule: d.rule.id().to_owned(),
                 line: d.primary.span.start_pos.line,
@@ -693,6 +695,7 @@ fn each_file_of_a_crate_is_read_and_parsed_once() {
     let files = retry_audit::pipeline::scan::rust_files(&dir, None).len();
     let scanned = scan(&ScanOptions {
         paths: vec![dir],
+        settings: Settings::preview(),
         ..ScanOptions::default()
     })
     .expect("the fixture crate scans");

@@ -25,6 +25,7 @@ use support::{write, Run, KEY_IN_LOOP, UNBOUNDED_FIXED};
 
 fn run(dir: &Path, args: &[&str]) -> Run {
     let output = Command::new(env!("CARGO_BIN_EXE_retry-audit"))
+        .env("RETRY_AUDIT_PREVIEW", "1")
         .args(args)
         .current_dir(dir)
         .output()
@@ -869,6 +870,7 @@ fn the_rust_analyzer_wrapper_merges_cargo_check_and_retry_audit() {
         .arg("--offline")
         .current_dir(dir.path())
         .env("RETRY_AUDIT", env!("CARGO_BIN_EXE_retry-audit"))
+        .env("RETRY_AUDIT_PREVIEW", "1")
         .env("CARGO_TARGET_DIR", dir.path().join("target"))
         .output()
         .expect("the wrapper runs");

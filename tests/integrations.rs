@@ -26,6 +26,7 @@ fn load(name: &str) -> Yaml {
 
 fn retry_audit(dir: &Path, args: &[String]) -> Run {
     Command::new(env!("CARGO_BIN_EXE_retry-audit"))
+        .env("RETRY_AUDIT_PREVIEW", "1")
         .args(args)
         .current_dir(dir)
         .output()

@@ -59,6 +59,7 @@ struct Server {
 impl Server {
     fn start() -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_retry-audit"))
+            .env("RETRY_AUDIT_PREVIEW", "1")
             .arg("lsp")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -333,7 +334,7 @@ fn diagnostics_quick_fix_changes_and_shutdown() {
     );
     assert!(!fixed.contains(KEY_LINE));
     assert!(syn::parse_file(&fixed).is_ok(), "{fixed}");
-    let left = check_source(&fixed, &Settings::default()).expect("parses");
+    let left = check_source(&fixed, &Settings::preview()).expect("parses");
     assert!(left.iter().all(|d| d.rule != Rule::KeyInLoop), "{left:#?}");
 
     // The editor applies it: nothing left to report.

@@ -67,6 +67,7 @@ struct Server {
 impl Server {
     fn start() -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_retry-audit"))
+            .env("RETRY_AUDIT_PREVIEW", "1")
             .arg("lsp")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

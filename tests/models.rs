@@ -46,7 +46,7 @@ fn fixture_files() -> Vec<(PathBuf, String)> {
 /// What the engine reports for one source: where, which rule, the message and what the
 /// primary label says of each finding (`the wait grows up to 9 min`: the facts read).
 fn findings(text: &str) -> Vec<String> {
-    match check_source(text, &Settings::default()) {
+    match check_source(text, &Settings::preview()) {
         Ok(found) => found
             .iter()
             .map(|d| {

@@ -43,6 +43,7 @@ pub fn fetch_report(client: &Client) -> Result<Page, FetchError> {
 
 fn findings(dir: &std::path::Path) -> Vec<serde_json::Value> {
     let out = Command::new(env!("CARGO_BIN_EXE_retry-audit"))
+        .env("RETRY_AUDIT_PREVIEW", "1")
         .args(["--format", "json", "src"])
         .current_dir(dir)
         .output()

@@ -42,7 +42,7 @@ fn rust_files(dir: &Path) -> Vec<PathBuf> {
 /// What a check produced, printed: the findings with their spans, labels and messages, the
 /// crate-wide facts, or the error.
 fn outcome(text: &str, full_parse: bool) -> String {
-    let mut settings = Settings::default();
+    let mut settings = Settings::preview();
     settings.full_parse = full_parse;
     format!(
         "{:#?}",

@@ -31,6 +31,7 @@ fn readme_sample_output_is_what_the_binary_prints() {
     fs::create_dir(dir.path().join("src")).expect("src dir");
     fs::write(dir.path().join("src/payments.rs"), input).expect("sample written");
     let out = Command::new(env!("CARGO_BIN_EXE_retry-audit"))
+        .env("RETRY_AUDIT_PREVIEW", "1")
         .args(["--color", "never", "src/"])
         .current_dir(dir.path())
         .output()
@@ -69,7 +70,7 @@ fn rust_block_after(heading: &str) -> String {
 
 #[test]
 fn readme_before_is_reported_and_after_is_clean() {
-    let settings = retry_audit::Settings::default();
+    let settings = retry_audit::Settings::preview();
     let rules = |src: &str| -> Vec<&'static str> {
         let mut ids: Vec<&'static str> = retry_audit::check_source(src, &settings)
             .expect("README example parses")

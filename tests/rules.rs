@@ -33,7 +33,7 @@ fn meta(rule: Rule) -> RuleMeta {
 
 /// Settings in which `rule` runs even if its default level is `allow` (experimental rules).
 fn settings_enabling(rule: Rule) -> Settings {
-    let mut settings = Settings::default();
+    let mut settings = Settings::preview();
     if settings.level(rule) == Level::Allow {
         settings.set_level(rule, Level::Warning);
     }
@@ -284,7 +284,7 @@ fn examples_report_what_they_show() {
 #[test]
 fn syntax_error_example_does_not_parse() {
     let meta = meta(Rule::SyntaxError);
-    let settings = Settings::default();
+    let settings = Settings::preview();
     let error =
         check_source(&meta.example, &settings).expect_err("the example of RA000 must not parse");
     let finding = retry_audit::report::syntax_error(&error, meta.example.as_bytes(), &settings)
@@ -359,18 +359,32 @@ fn annotates(text: &str, rule: Rule) -> bool {
 /// The README's rules section: a table (id, name linking to the rule's page, default level,
 /// summary), generated from the TOMLs.
 fn rules_table() -> String {
-    let mut table = String::from("| id | name | default level | summary |\n|---|---|---|---|\n");
+    let mut table = String::from(
+        "| id | name | default level | tier | judged precision | summary |\n|---|---|---|---|--:|---|\n",
+    );
     for &rule in Rule::ALL {
         let meta = meta(rule);
+        let judged = meta.judged;
+        let precision = judged.precision().map_or_else(
+            || "–".to_owned(),
+            |p| format!("{p:.2} ({})", judged.right + judged.wrong),
+        );
         let _ = writeln!(
             table,
-            "| {id} | [`{name}`](docs/rules/{id}.md) | {level} | {summary} |",
+            "| {id} | [`{name}`](docs/rules/{id}.md) | {level} | {tier} | {precision} | {summary} |",
             id = meta.id,
             name = meta.name,
             level = meta.level,
+            tier = meta.tier.as_str(),
             summary = meta.summary.replace('|', "\\|"),
         );
     }
+    table.push_str(
+        "\nA rule is *stable*, and runs by default, only while its precision on findings judged \
+         in code not used for tuning (right over right and wrong, `tests/realcode/census.json`) \
+         is at least 0.90 over at least 5 findings; the others are *preview*: they run with \
+         `--preview` or `preview = true`, as ruff's preview rules and clippy's nursery.\n",
+    );
     table.push_str(
         "\nEach rule's page in [`docs/rules/`](docs/rules/) says what it checks, why it matters, \
          an example and what to write instead, its known limitations and references: the text \
@@ -428,4 +442,60 @@ fn rule_pages_are_generated() {
         on_disk, expected,
         "docs/rules/ holds one page per rule, nothing else"
     );
+}
+
+/// Each rule's `[judged]` verdicts are the last census's (`tests/realcode/census.json`), and its
+/// tier is the one they earn: stable only with a precision of at least 0.90 over at least 5
+/// judged findings. RA000 and RA100, which are not about retries, are stable and judge nothing.
+#[test]
+fn each_rule_s_tier_is_earned_by_the_last_census() {
+    let census: serde_json::Value = serde_json::from_str(
+        &fs::read_to_string(root().join("tests/realcode/census.json")).expect("the census"),
+    )
+    .expect("JSON");
+    let last = census["censuses"]
+        .as_array()
+        .and_then(|c| c.last())
+        .expect("a census");
+    let mut counted: std::collections::BTreeMap<String, retry_audit::checks::registry::Judged> =
+        std::collections::BTreeMap::new();
+    for v in last["verdicts"].as_array().expect("verdicts") {
+        let rule = v["rule"].as_str().expect("a rule").to_owned();
+        let entry = counted.entry(rule).or_default();
+        match v["verdict"].as_str() {
+            Some("right") => entry.right += 1,
+            Some("not-a-retry" | "wrong-fact") => entry.wrong += 1,
+            Some("arguable") => entry.arguable += 1,
+            other => panic!("unknown verdict {other:?} in {v}"),
+        }
+    }
+    let mut wrong = Vec::new();
+    for &rule in Rule::ALL {
+        let meta = meta(rule);
+        if matches!(rule, Rule::SyntaxError | Rule::UnusedSuppression) {
+            if meta.tier != retry_audit::checks::registry::Tier::Stable
+                || meta.judged != retry_audit::checks::registry::Judged::default()
+            {
+                wrong.push(format!("{}: stable by nature, judging nothing", rule.id()));
+            }
+            continue;
+        }
+        let expected = counted.get(rule.id()).copied().unwrap_or_default();
+        if meta.judged != expected {
+            wrong.push(format!(
+                "{}: [judged] says {:?}, the census {expected:?}",
+                rule.id(),
+                meta.judged
+            ));
+        }
+        if meta.tier != expected.earned_tier() {
+            wrong.push(format!(
+                "{}: tier {:?}, earned {:?}",
+                rule.id(),
+                meta.tier,
+                expected.earned_tier()
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }

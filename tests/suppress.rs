@@ -37,7 +37,7 @@ fn check(src: &str, settings: &Settings) -> Vec<Diagnostic> {
 
 /// `(rule id, line)` of the findings of the rules these tests are about.
 fn found(src: &str) -> Vec<(&'static str, usize)> {
-    found_with(src, &Settings::default())
+    found_with(src, &Settings::preview())
 }
 
 fn found_with(src: &str, settings: &Settings) -> Vec<(&'static str, usize)> {
@@ -54,7 +54,7 @@ fn found_with(src: &str, settings: &Settings) -> Vec<(&'static str, usize)> {
 }
 
 fn ra100(src: &str) -> Vec<Diagnostic> {
-    check(src, &Settings::default())
+    check(src, &Settings::preview())
         .into_iter()
         .filter(|d| d.rule == Rule::UnusedSuppression)
         .collect()
@@ -217,7 +217,7 @@ fn unknown_names_and_malformed_comments_are_reported() {
         );
         // A malformed comment suppresses nothing.
         assert!(
-            check(&src, &Settings::default())
+            check(&src, &Settings::preview())
                 .iter()
                 .any(|d| d.rule == Rule::FixedDelay),
             "{comment}"
@@ -227,7 +227,7 @@ fn unknown_names_and_malformed_comments_are_reported() {
 
 #[test]
 fn a_suppression_of_a_rule_that_is_not_enabled_is_unused() {
-    let mut settings = Settings::default();
+    let mut settings = Settings::preview();
     settings.set_level(Rule::FixedDelay, Level::Allow);
     let src = with_comment(" // retry-audit: allow(RA002)");
     let found: Vec<Diagnostic> = check(&src, &settings)
@@ -243,7 +243,7 @@ fn a_suppression_of_a_rule_that_is_not_enabled_is_unused() {
 
 #[test]
 fn allowing_ra100_keeps_suppressions_working_and_silences_the_reports() {
-    let mut settings = Settings::default();
+    let mut settings = Settings::preview();
     settings.set_level(Rule::UnusedSuppression, Level::Allow);
     let used = with_comment(" // retry-audit: allow(RA002)");
     assert_eq!(found_with(&used, &settings), []);
@@ -253,7 +253,7 @@ fn allowing_ra100_keeps_suppressions_working_and_silences_the_reports() {
 
 #[test]
 fn ra100_follows_the_levels() {
-    let mut settings = Settings::default();
+    let mut settings = Settings::preview();
     settings.warnings_as_errors = true;
     let found = check(
         &with_comment(" // retry-audit: allow(RA001, RA002)"),
@@ -318,6 +318,7 @@ fn the_binary_honours_suppressions_and_reports_ra100_in_json() {
     )
     .expect("write");
     let output = Command::new(env!("CARGO_BIN_EXE_retry-audit"))
+        .env("RETRY_AUDIT_PREVIEW", "1")
         .args(["--format", "json", "a.rs"])
         .current_dir(dir.path())
         .output()
@@ -419,6 +420,7 @@ fn scanned(dir: &Path) -> Vec<(String, String, usize)> {
     let options = ScanOptions {
         paths: vec![dir.to_path_buf()],
         jobs: std::num::NonZeroUsize::new(1),
+        settings: Settings::preview(),
         ..ScanOptions::default()
     };
     let report = scan(&options).expect("scans");

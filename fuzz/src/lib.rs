@@ -101,7 +101,7 @@ pub fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 /// Every rule on: those off by default run as warnings.
 #[must_use]
 pub fn all_rules() -> Settings {
-    let mut settings = Settings::default();
+    let mut settings = Settings::preview();
     for &rule in Rule::ALL {
         if settings.level(rule) == Level::Allow {
             settings.set_level(rule, Level::Warning);

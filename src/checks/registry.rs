@@ -39,6 +39,64 @@ impl fmt::Display for Level {
     }
 }
 
+/// Whether a rule runs by default (as ruff's preview and clippy's nursery): a rule is stable only
+/// while its precision on judged findings in code not used for tuning is at least
+/// [`STABLE_PRECISION`], over at least [`STABLE_JUDGED`] findings; otherwise it runs only with
+/// `--preview` (or `preview = true`, or when selected by name). `tests/rules.rs` checks each
+/// rule's tier against the verdicts in `tests/realcode/census.json`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Tier {
+    Stable,
+    Preview,
+}
+
+impl Tier {
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Stable => "stable",
+            Tier::Preview => "preview",
+        }
+    }
+}
+
+/// The precision a rule must keep on judged findings to be stable.
+pub const STABLE_PRECISION: f64 = 0.90;
+
+/// The fewest judged findings that establish a rule's precision.
+pub const STABLE_JUDGED: u32 = 5;
+
+/// The verdicts on a rule's findings in code not used for tuning: right, wrong (not a retry, or
+/// a retry whose stated fact is false), and arguable (counted neither way).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Judged {
+    pub right: u32,
+    pub wrong: u32,
+    pub arguable: u32,
+}
+
+impl Judged {
+    /// Right over right and wrong; `None` with nothing judged.
+    #[must_use]
+    pub fn precision(self) -> Option<f64> {
+        let n = self.right + self.wrong;
+        (n > 0).then(|| f64::from(self.right) / f64::from(n))
+    }
+
+    /// The tier these verdicts earn a rule of the analysis.
+    #[must_use]
+    pub fn earned_tier(self) -> Tier {
+        match self.precision() {
+            Some(p) if self.right + self.wrong >= STABLE_JUDGED && p >= STABLE_PRECISION => {
+                Tier::Stable
+            }
+            _ => Tier::Preview,
+        }
+    }
+}
+
 /// The documentation and default of one rule, as written in `rules/<name>.toml`.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -46,6 +104,12 @@ pub struct RuleMeta {
     pub id: String,
     pub name: String,
     pub level: Level,
+    /// Whether it runs by default ([`Tier`]).
+    pub tier: Tier,
+    /// The verdicts behind the tier (none for the rules that are not about retries: RA000,
+    /// RA100, which are stable by nature).
+    #[serde(default)]
+    pub judged: Judged,
     /// One line, lower-case, no period: the default message.
     pub summary: String,
     /// One line, lower-case, no period: what to do instead (the `help:` line).
@@ -133,6 +197,8 @@ impl Rule {
                         id: r.id().to_owned(),
                         name: r.name().to_owned(),
                         level: Level::Warning,
+                        tier: Tier::Preview,
+                        judged: Judged::default(),
                         summary: format!("{} (rule metadata failed to load: {e})", r.name()),
                         help: String::new(),
                         what_it_does: String::new(),
@@ -157,6 +223,12 @@ impl Rule {
     #[must_use]
     pub fn default_level(self) -> Level {
         self.meta().level
+    }
+
+    /// Whether the rule runs by default, from the TOML ([`Tier`]).
+    #[must_use]
+    pub fn tier(self) -> Tier {
+        self.meta().tier
     }
 
     fn index(self) -> usize {

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use crate::analysis;
-use crate::checks::registry::{Level, Rule};
+use crate::checks::registry::{Level, Rule, Tier};
 
 /// Which rules run and at which level.
 #[derive(Clone, Debug, Default)]
@@ -20,9 +20,20 @@ pub struct Settings {
     /// (a scan decides it for each file from the workspace's layout): its loops wait for the
     /// test's fixtures, they are not retry sites.
     pub test_code: bool,
+    /// `--preview` (or `preview = true`): the rules of the preview tier run too.
+    pub preview: bool,
 }
 
 impl Settings {
+    /// Every rule at its default level, the preview tier included: what `--preview` runs.
+    #[must_use]
+    pub fn preview() -> Self {
+        Settings {
+            preview: true,
+            ..Settings::default()
+        }
+    }
+
     /// Sets a rule's level for this run.
     pub fn set_level(&mut self, rule: Rule, level: Level) {
         self.overrides.insert(rule, level);
@@ -33,14 +44,17 @@ impl Settings {
         self.overrides.iter().map(|(rule, level)| (*rule, *level))
     }
 
-    /// The level a rule runs at (`Allow` = not run).
+    /// The level a rule runs at (`Allow` = not run): the level set for it, else its default
+    /// level when it is stable or preview rules are on, else `Allow`.
     #[must_use]
     pub fn level(&self, rule: Rule) -> Level {
-        let level = self
-            .overrides
-            .get(&rule)
-            .copied()
-            .unwrap_or_else(|| rule.default_level());
+        let level = self.overrides.get(&rule).copied().unwrap_or_else(|| {
+            if rule.tier() == Tier::Preview && !self.preview {
+                Level::Allow
+            } else {
+                rule.default_level()
+            }
+        });
         if self.warnings_as_errors && level == Level::Warning {
             Level::Error
         } else {

@@ -68,12 +68,43 @@ pub fn write_explain(rule: Rule, out: &mut dyn Write) -> io::Result<()> {
     if !meta.summary.is_empty() {
         writeln!(out, "\n{}", meta.summary)?;
     }
+    write_section(out, "Tier", &tier_text(rule))?;
     write_section(out, "What it does", &meta.what_it_does)?;
     write_section(out, "Why is this bad?", &meta.why_bad)?;
     write_code_section(out, "Example", &meta.example)?;
     write_code_section(out, "Use instead", &meta.use_instead)?;
     write_section(out, "Known limitations", &meta.known_limitations)?;
     write_references(out, meta)
+}
+
+/// What a rule's tier is and the verdicts behind it.
+#[must_use]
+pub fn tier_text(rule: Rule) -> String {
+    let judged = rule.meta().judged;
+    let evidence = match judged.precision() {
+        None if judged.arguable == 0 && rule.tier() == crate::checks::registry::Tier::Stable => {
+            "It is not about retries, and judges nothing: stable by nature.".to_owned()
+        }
+        None => format!(
+            "None of its findings has been judged yet in code not used for tuning ({} arguable): \
+             its precision is not established.",
+            judged.arguable
+        ),
+        Some(p) => format!(
+            "Its findings judged in code not used for tuning: {} right, {} wrong, {} arguable \
+             (precision {p:.2}).",
+            judged.right, judged.wrong, judged.arguable
+        ),
+    };
+    let meaning = match rule.tier() {
+        crate::checks::registry::Tier::Stable => "Stable: it runs by default.",
+        crate::checks::registry::Tier::Preview => {
+            "Preview: it runs with `--preview` (or `preview = true`, or when selected by name). A \
+             rule is stable only while its precision on judged findings in code not used for \
+             tuning is at least 0.90, over at least 5 findings."
+        }
+    };
+    format!("{meaning} {evidence}")
 }
 
 fn write_section(out: &mut dyn Write, heading: &str, body: &str) -> io::Result<()> {
@@ -115,15 +146,20 @@ pub fn write_rule_list(out: &mut dyn Write) -> io::Result<()> {
         .unwrap_or(0);
     for rule in Rule::ALL {
         let line = format!(
-            "{}  {:name_width$}  {:level_width$}  {}",
+            "{}  {:name_width$}  {:level_width$}  {:7}  {}",
             rule.id(),
             rule.name(),
             rule.default_level().as_str(),
+            rule.tier().as_str(),
             rule.meta().summary,
         );
         writeln!(out, "{}", line.trim_end())?;
     }
-    Ok(())
+    writeln!(
+        out,
+        "\npreview rules run with --preview (or `preview = true`); `retry-audit explain RULE` \
+         says the precision behind each tier"
+    )
 }
 
 /// The rules as one JSON array, in id order, for editor extensions and documentation sites:
@@ -135,6 +171,10 @@ pub fn write_rule_list_json(out: &mut dyn Write) -> io::Result<()> {
         id: &'static str,
         name: &'static str,
         level: &'static str,
+        tier: &'static str,
+        /// Right over right and wrong on judged findings in code not used for tuning.
+        precision: Option<f64>,
+        judged: u32,
         summary: &'static str,
         docs: String,
         url: Option<String>,
@@ -145,6 +185,13 @@ pub fn write_rule_list_json(out: &mut dyn Write) -> io::Result<()> {
             id: rule.id(),
             name: rule.name(),
             level: rule.default_level().as_str(),
+            tier: rule.tier().as_str(),
+            precision: rule
+                .meta()
+                .judged
+                .precision()
+                .map(|p| (p * 100.0).round() / 100.0),
+            judged: rule.meta().judged.right + rule.meta().judged.wrong,
             summary: &rule.meta().summary,
             docs: rule_page(rule),
             url: rule_url(rule),
