@@ -612,7 +612,7 @@ impl<'a> Builder<'a, '_> {
         let mut delays = self.delays_of(&waits, &values, &longest);
         mark_ceilings(&mut delays, &waits, body);
         // A `for` over a list of alternatives (addresses, mirrors) tries each once: not a retry.
-        if let Expr::ForLoop(f) = l {
+        if let Expr::ForLoop(_) = l {
             // `for i in 0..resolvers.len() { resolvers[i].lookup(..) }` tries each one too.
             // Also through what is derived from the index (`let reply = nodes[i].call(..)`).
             let indexes_alternatives = !extra_counters.is_empty()
@@ -623,16 +623,16 @@ impl<'a> Builder<'a, '_> {
             if indexes_alternatives {
                 return None;
             }
-            // An element of a list that is not a schedule is an alternative, whatever its name
-            // (`for attempt in ["NO_PROXY", "no_proxy"] { env::var(attempt) }`).
-            if extra_counters.is_empty() && !loop_vars.is_empty() && !is_schedule_iter(&f.expr) {
-                let vars = derived_names(body, &loop_vars, true);
-                let uses_var = vars
-                    .iter()
-                    .any(|v| tested_ops_mention(&result, self.index, v));
-                if uses_var {
-                    return None;
-                }
+            // A `for` over elements (not a count of attempts) goes to the next element on each
+            // round: unless the element is only the round's wait (a schedule of delays), each
+            // round gives the operation a different input, and a retry repeats the same
+            // operation with the same input (a failover list, a walk, a search; whatever the
+            // names: `for attempt in ["NO_PROXY", "no_proxy"] { env::var(attempt) }`).
+            if extra_counters.is_empty()
+                && !loop_vars.is_empty()
+                && elements_feed_the_rounds(body, &loop_vars, &waits)
+            {
+                return None;
             }
         }
         // `let idx = match hosts.pick_next() { Some(i) => i, None => break };` then
@@ -2329,19 +2329,6 @@ fn counts_attempts(iter: &Expr) -> bool {
     }
 }
 
-/// A `for` iterable that is a delay schedule (an array or vec of durations, a `.take(n)` of a
-/// strategy) rather than a list of alternatives.
-fn is_schedule_iter(iter: &Expr) -> bool {
-    let text = names::text(iter).to_ascii_lowercase();
-    text.contains("delay")
-        || text.contains("backoff")
-        || text.contains("duration")
-        || text.contains("retr")
-        || text.contains("interval")
-        || text.contains("schedule")
-        || text.contains("attempt")
-}
-
 /// The value of an integer literal (`2`, `3u32`).
 pub(super) fn int_lit(e: &Expr) -> Option<u64> {
     match e {
@@ -3449,6 +3436,123 @@ fn passed_to_call(body: &Block, key: &str) -> bool {
 
 /// `names`, and the `let`s of `body` computed from them (`let body = Request { model, .. }`);
 /// `from_pattern`: the names are bound by the loop's pattern, not by a `let` of the body.
+/// Whether the elements a `for` loop binds (`vars`) reach its body other than as the round's
+/// wait: used outside the waits' calls (`waits`) and outside statement macros (a log line),
+/// except to compute a name that is itself only waited on (`let d = delay * 2; sleep(d)`).
+fn elements_feed_the_rounds(body: &Block, vars: &[String], waits: &Waits<'_>) -> bool {
+    let _guard = crate::analysis::limits::enter();
+    let wait_calls: Vec<(usize, usize)> = waits
+        .sleeps
+        .iter()
+        .map(|(call, _, _)| *call)
+        .chain(waits.helpers.iter().map(|(call, ..)| *call))
+        .chain(waits.timed.iter().copied())
+        .map(|call| {
+            let span = syn::spanned::Spanned::span(call);
+            (span.byte_range().start, span.byte_range().end)
+        })
+        .collect();
+    let mut uses = Uses {
+        vars,
+        wait_calls: &wait_calls,
+        waited_names: Vec::new(),
+        feeds: Vec::new(),
+    };
+    uses.visit_block(body);
+    // A `let` whose value takes an element and whose name is only waited on is part of the
+    // wait.
+    let waited: Vec<&String> = uses
+        .feeds
+        .iter()
+        .filter_map(|f| f.1.as_ref())
+        .filter(|name| uses.waited_names.contains(name))
+        .collect();
+    uses.feeds
+        .iter()
+        .any(|(_, bound)| bound.as_ref().is_none_or(|name| !waited.contains(&name)))
+}
+
+/// Finds the uses of a `for` loop's elements (see [`elements_feed_the_rounds`]).
+struct Uses<'v> {
+    vars: &'v [String],
+    wait_calls: &'v [(usize, usize)],
+    /// Names used inside the waits' calls.
+    waited_names: Vec<String>,
+    /// Each use outside a wait and a statement macro: where, and the name a `let` binds it to.
+    feeds: Vec<(usize, Option<String>)>,
+}
+
+impl Uses<'_> {
+    fn in_wait(&self, at: usize) -> bool {
+        self.wait_calls
+            .iter()
+            .any(|(from, to)| (*from..*to).contains(&at))
+    }
+}
+
+impl<'ast> Visit<'ast> for Uses<'_> {
+    fn visit_stmt(&mut self, s: &'ast syn::Stmt) {
+        let _guard = crate::analysis::limits::enter();
+        match s {
+            // A log line or an assertion: not the operation's input.
+            syn::Stmt::Macro(_) => {}
+            syn::Stmt::Expr(Expr::Macro(_), _) => {}
+            syn::Stmt::Local(l) => {
+                let mut bound = Vec::new();
+                pat_bindings(&l.pat, &mut bound);
+                let before = self.feeds.len();
+                syn::visit::visit_stmt(self, s);
+                if let [name] = bound.as_slice() {
+                    for f in &mut self.feeds[before..] {
+                        f.1 = Some(name.clone());
+                    }
+                }
+            }
+            _ => syn::visit::visit_stmt(self, s),
+        }
+    }
+
+    fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
+        let Some(ident) = p.path.get_ident() else {
+            return;
+        };
+        let name = ident.to_string();
+        let at = ident.span().byte_range().start;
+        if self.in_wait(at) {
+            self.waited_names.push(name);
+        } else if self.vars.contains(&name) {
+            self.feeds.push((at, None));
+        }
+    }
+
+    /// A macro whose value is used (`format!("{mirror}/{path}")`): its tokens name an element
+    /// directly, or in a string's inline format argument.
+    fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        let at = syn::spanned::Spanned::span(&m.path).byte_range().start;
+        if !self.in_wait(at) && tokens_name(m.tokens.clone(), self.vars) {
+            self.feeds.push((at, None));
+        }
+    }
+
+    fn visit_item(&mut self, _: &'ast syn::Item) {}
+}
+
+/// Whether `tokens` name one of `vars`: as an identifier, or as an inline format argument of a
+/// string (`"{var}"`, `"{var:?}"`).
+fn tokens_name(tokens: proc_macro2::TokenStream, vars: &[String]) -> bool {
+    let _guard = crate::analysis::limits::enter();
+    tokens.into_iter().any(|t| match t {
+        proc_macro2::TokenTree::Ident(i) => vars.iter().any(|v| i == v),
+        proc_macro2::TokenTree::Group(g) => tokens_name(g.stream(), vars),
+        proc_macro2::TokenTree::Literal(l) => {
+            let text = l.to_string();
+            vars.iter()
+                .any(|v| text.contains(&format!("{{{v}}}")) || text.contains(&format!("{{{v}:")))
+        }
+        proc_macro2::TokenTree::Punct(_) => false,
+    })
+}
+
 fn derived_names(body: &Block, names: &[String], from_pattern: bool) -> Vec<String> {
     let _guard = crate::analysis::limits::enter();
     let mut out = names.to_vec();

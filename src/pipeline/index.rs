@@ -194,6 +194,44 @@ impl CrateIndex {
         out
     }
 
+    /// Whether the compiler reads file `i` as Rust: it is outside any package (what it is, is
+    /// unknown), a target's root (`src/lib.rs`, `src/main.rs`, `build.rs`, a file directly in
+    /// `src/bin/`, `tests/`, `benches/` or `examples/`), or a module its parent module declares
+    /// (`mod name;`). A file none of these reaches (a test's data, an `include!` fragment, a
+    /// template) is not compiled, and its syntax is nobody's concern.
+    #[must_use]
+    pub fn is_compiled(&self, i: usize) -> bool {
+        let Some(root) = &self.root else {
+            return true;
+        };
+        let path = &self.files[i].path;
+        let Ok(inside) = path.strip_prefix(root) else {
+            return true;
+        };
+        let parts: Vec<&str> = inside.iter().filter_map(|p| p.to_str()).collect();
+        let root_file = match parts.as_slice() {
+            ["build.rs"] | ["src", "lib.rs" | "main.rs"] => true,
+            ["src", "bin", _] | ["tests" | "benches" | "examples", _] => true,
+            // `src/bin/tool/main.rs`, `tests/suite/main.rs`.
+            ["src", "bin", _, "main.rs"] | ["tests" | "benches" | "examples", _, "main.rs"] => true,
+            _ => false,
+        };
+        if root_file {
+            return true;
+        }
+        let Some((name, parent)) = parent_module(path) else {
+            return false;
+        };
+        let declared = |outline: &Outline| outline.mod_decls.iter().any(|(m, _)| *m == name);
+        match self.files.iter().find(|f| f.path == parent) {
+            Some(f) => f.outline.as_ref().is_some_and(declared),
+            None => std::fs::read_to_string(&parent)
+                .ok()
+                .and_then(|t| Outline::of(without_bom(&t)))
+                .is_some_and(|o| declared(&o)),
+        }
+    }
+
     /// Counts `n` views parsed for another file's analysis.
     pub fn count_views(&self, n: usize) {
         self.views_parsed.fetch_add(n, Ordering::Relaxed);
@@ -527,5 +565,46 @@ mod tests {
         let krate = CrateIndex::new(Some(root.to_path_buf()), files, &Disk);
         let test: Vec<bool> = krate.files.iter().map(|f| f.test_code).collect();
         assert_eq!(test, [false, true, false, true, true, true]);
+    }
+
+    #[test]
+    fn only_files_the_compiler_reads_are_compiled() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let root = dir.path();
+        for d in ["src/bin", "src/data", "tests/suite", "include"] {
+            std::fs::create_dir_all(root.join(d)).expect("dirs");
+        }
+        let write = |p: &str, t: &str| std::fs::write(root.join(p), t).expect("write");
+        write("Cargo.toml", "[package]\nname = \"x\"\n");
+        write("src/lib.rs", "mod a;\n");
+        write("src/a.rs", "fn f() {}\n");
+        write("src/data/fixture.rs", "this is not rust\n");
+        write("src/bin/tool.rs", "fn main() {}\n");
+        write("tests/suite/main.rs", "fn t() {}\n");
+        write("include/snippet.rs", "1 + 1\n");
+        write("build.rs", "fn main() {}\n");
+        let paths = [
+            "src/lib.rs",
+            "src/a.rs",
+            "src/data/fixture.rs",
+            "src/bin/tool.rs",
+            "tests/suite/main.rs",
+            "include/snippet.rs",
+            "build.rs",
+        ];
+        let files = paths
+            .iter()
+            .map(|p| IndexedFile::read(root.join(p), &Disk))
+            .collect();
+        let krate = CrateIndex::new(Some(root.to_path_buf()), files, &Disk);
+        let compiled: Vec<bool> = (0..paths.len()).map(|i| krate.is_compiled(i)).collect();
+        assert_eq!(compiled, [true, true, false, true, true, false, true]);
+        // Outside any package, nothing says what a file is: it is taken for Rust.
+        let loose = CrateIndex::new(
+            None,
+            vec![IndexedFile::read(root.join("include/snippet.rs"), &Disk)],
+            &Disk,
+        );
+        assert!(loose.is_compiled(0));
     }
 }

@@ -115,8 +115,9 @@ mod crate_check {
                             source,
                         }
                     }
-                    // A file that does not parse is a finding (RA000) where the rule is on.
-                    (Err(e), Ok(text)) => {
+                    // A file that does not parse is a finding (RA000) where the rule is on and
+                    // the compiler reads the file.
+                    (Err(e), Ok(text)) if krate.is_compiled(i) => {
                         match crate::report::syntax_error(&e, text.as_bytes(), &jobs[i].settings) {
                             Some(finding) => Outcome::Checked {
                                 diagnostics: vec![finding],
@@ -125,6 +126,7 @@ mod crate_check {
                             None => Outcome::Skipped(SkipReason::File(e)),
                         }
                     }
+                    (Err(e), Ok(_)) => Outcome::Skipped(SkipReason::File(e)),
                     (_, Err(e)) => Outcome::Skipped(SkipReason::File(e.clone())),
                 };
                 FileReport {
