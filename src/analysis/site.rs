@@ -3437,8 +3437,10 @@ fn passed_to_call(body: &Block, key: &str) -> bool {
 /// `names`, and the `let`s of `body` computed from them (`let body = Request { model, .. }`);
 /// `from_pattern`: the names are bound by the loop's pattern, not by a `let` of the body.
 /// Whether the elements a `for` loop binds (`vars`) reach its body other than as the round's
-/// wait: used outside the waits' calls (`waits`) and outside statement macros (a log line),
-/// except to compute a name that is itself only waited on (`let d = delay * 2; sleep(d)`).
+/// wait: used outside the waits' calls (`waits`), outside statement macros (a log line) and
+/// outside the tests that only choose what to do (a `match` on the element, an `if` or a
+/// comparison: `match retry_delay { Some(d) => sleep(d), None => return }` is a schedule), except
+/// to compute a name that is itself only waited on (`let d = delay * 2; sleep(d)`).
 fn elements_feed_the_rounds(body: &Block, vars: &[String], waits: &Waits<'_>) -> bool {
     let _guard = crate::analysis::limits::enter();
     let wait_calls: Vec<(usize, usize)> = waits
@@ -3446,7 +3448,8 @@ fn elements_feed_the_rounds(body: &Block, vars: &[String], waits: &Waits<'_>) ->
         .iter()
         .map(|(call, _, _)| *call)
         .chain(waits.helpers.iter().map(|(call, ..)| *call))
-        .chain(waits.timed.iter().copied())
+        // Not the calls that wait up to a time they are given: they are the operation too
+        // (`connect_timeout(addr, timeout)`), and what they are given is its input.
         .map(|call| {
             let span = syn::spanned::Spanned::span(call);
             (span.byte_range().start, span.byte_range().end)
@@ -3457,6 +3460,8 @@ fn elements_feed_the_rounds(body: &Block, vars: &[String], waits: &Waits<'_>) ->
         wait_calls: &wait_calls,
         waited_names: Vec::new(),
         feeds: Vec::new(),
+        testing: false,
+        valued: false,
     };
     uses.visit_block(body);
     // A `let` whose value takes an element and whose name is only waited on is part of the
@@ -3480,6 +3485,21 @@ struct Uses<'v> {
     waited_names: Vec<String>,
     /// Each use outside a wait and a statement macro: where, and the name a `let` binds it to.
     feeds: Vec<(usize, Option<String>)>,
+    /// Inside a test that only chooses a path (a `match` scrutinee, a condition, a comparison).
+    testing: bool,
+    /// Inside an expression whose value is data for something (a `let`'s value, a call's
+    /// arguments, an assignment): a `match` or an `if` there makes data of its scrutinee.
+    valued: bool,
+}
+
+impl Uses<'_> {
+    fn with(&mut self, testing: bool, valued: bool, visit: impl FnOnce(&mut Self)) {
+        let outer = (self.testing, self.valued);
+        self.testing = testing;
+        self.valued = valued;
+        visit(self);
+        (self.testing, self.valued) = outer;
+    }
 }
 
 impl Uses<'_> {
@@ -3495,13 +3515,12 @@ impl<'ast> Visit<'ast> for Uses<'_> {
         let _guard = crate::analysis::limits::enter();
         match s {
             // A log line or an assertion: not the operation's input.
-            syn::Stmt::Macro(_) => {}
-            syn::Stmt::Expr(Expr::Macro(_), _) => {}
+            syn::Stmt::Macro(_) | syn::Stmt::Expr(Expr::Macro(_), _) => {}
             syn::Stmt::Local(l) => {
                 let mut bound = Vec::new();
                 pat_bindings(&l.pat, &mut bound);
                 let before = self.feeds.len();
-                syn::visit::visit_stmt(self, s);
+                self.with(self.testing, true, |v| syn::visit::visit_stmt(v, s));
                 if let [name] = bound.as_slice() {
                     for f in &mut self.feeds[before..] {
                         f.1 = Some(name.clone());
@@ -3520,9 +3539,69 @@ impl<'ast> Visit<'ast> for Uses<'_> {
         let at = ident.span().byte_range().start;
         if self.in_wait(at) {
             self.waited_names.push(name);
-        } else if self.vars.contains(&name) {
+        } else if self.vars.contains(&name) && !self.testing {
             self.feeds.push((at, None));
         }
+    }
+
+    /// A call is an operation, wherever it is written (`if let Ok(s) = connect(addr)`, `match
+    /// fetch(url)`): what it is given counts.
+    fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+        let _guard = crate::analysis::limits::enter();
+        self.with(false, true, |v| syn::visit::visit_expr_call(v, c));
+    }
+
+    fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+        let _guard = crate::analysis::limits::enter();
+        self.with(false, true, |v| syn::visit::visit_expr_method_call(v, m));
+    }
+
+    fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
+        let _guard = crate::analysis::limits::enter();
+        self.with(self.testing, true, |v| syn::visit::visit_expr_assign(v, a));
+    }
+
+    fn visit_expr_struct(&mut self, e: &'ast syn::ExprStruct) {
+        let _guard = crate::analysis::limits::enter();
+        self.with(false, true, |v| syn::visit::visit_expr_struct(v, e));
+    }
+
+    /// A `match` whose value is not data only chooses a path: its scrutinee is a test (in a
+    /// `let`, its value is data, and what it is made of counts: `let path = match algo { .. }`).
+    fn visit_expr_match(&mut self, m: &'ast syn::ExprMatch) {
+        let _guard = crate::analysis::limits::enter();
+        let testing = self.testing || !self.valued;
+        self.with(testing, self.valued, |v| v.visit_expr(&m.expr));
+        for arm in &m.arms {
+            self.visit_arm(arm);
+        }
+    }
+
+    fn visit_expr_if(&mut self, i: &'ast syn::ExprIf) {
+        let _guard = crate::analysis::limits::enter();
+        let testing = self.testing || !self.valued;
+        self.with(testing, self.valued, |v| v.visit_expr(&i.cond));
+        self.visit_block(&i.then_branch);
+        if let Some((_, e)) = &i.else_branch {
+            self.visit_expr(e);
+        }
+    }
+
+    fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
+        let _guard = crate::analysis::limits::enter();
+        let compares = matches!(
+            b.op,
+            syn::BinOp::Eq(_)
+                | syn::BinOp::Ne(_)
+                | syn::BinOp::Lt(_)
+                | syn::BinOp::Le(_)
+                | syn::BinOp::Gt(_)
+                | syn::BinOp::Ge(_)
+        );
+        let outer = self.testing;
+        self.testing |= compares;
+        syn::visit::visit_expr_binary(self, b);
+        self.testing = outer;
     }
 
     /// A macro whose value is used (`format!("{mirror}/{path}")`): its tokens name an element

@@ -209,13 +209,16 @@ impl CrateIndex {
             return true;
         };
         let parts: Vec<&str> = inside.iter().filter_map(|p| p.to_str()).collect();
-        let root_file = match parts.as_slice() {
-            ["build.rs"] | ["src", "lib.rs" | "main.rs"] => true,
-            ["src", "bin", _] | ["tests" | "benches" | "examples", _] => true,
-            // `src/bin/tool/main.rs`, `tests/suite/main.rs`.
-            ["src", "bin", _, "main.rs"] | ["tests" | "benches" | "examples", _, "main.rs"] => true,
-            _ => false,
-        };
+        // `src/bin/tool/main.rs` and `tests/suite/main.rs` are roots too.
+        let root_file = matches!(
+            parts.as_slice(),
+            ["build.rs"]
+                | ["src", "lib.rs" | "main.rs"]
+                | ["src", "bin", _]
+                | ["tests" | "benches" | "examples", _]
+                | ["src", "bin", _, "main.rs"]
+                | ["tests" | "benches" | "examples", _, "main.rs"]
+        );
         if root_file {
             return true;
         }
