@@ -791,8 +791,8 @@ fn preview_rules_run_only_when_asked_for() {
     let off = run("");
     assert_eq!(off.settings().level(preview), Level::Allow);
     assert_eq!(
-        off.settings().level(Rule::SyntaxError),
-        Rule::SyntaxError.default_level()
+        off.settings().level(Rule::UnusedSuppression),
+        Rule::UnusedSuppression.default_level()
     );
     let on = run("preview = true\n");
     assert_eq!(on.settings().level(preview), preview.default_level());

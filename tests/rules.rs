@@ -446,7 +446,7 @@ fn rule_pages_are_generated() {
 
 /// Each rule's `[judged]` verdicts are the last census's (`tests/realcode/census.json`), and its
 /// tier is the one they earn: stable only with a precision of at least 0.90 over at least 5
-/// judged findings. RA000 and RA100, which are not about retries, are stable and judge nothing.
+/// judged findings. RA000 and RA100, which are not about retries, judge nothing.
 #[test]
 fn each_rule_s_tier_is_earned_by_the_last_census() {
     let census: serde_json::Value = serde_json::from_str(
@@ -472,11 +472,17 @@ fn each_rule_s_tier_is_earned_by_the_last_census() {
     let mut wrong = Vec::new();
     for &rule in Rule::ALL {
         let meta = meta(rule);
+        // RA100 is not about retries and judges nothing: stable by nature. RA000 judges no
+        // retry either, and is preview because syn rejects some code rustc accepts.
         if matches!(rule, Rule::SyntaxError | Rule::UnusedSuppression) {
-            if meta.tier != retry_audit::checks::registry::Tier::Stable
-                || meta.judged != retry_audit::checks::registry::Judged::default()
+            let tier = if rule == Rule::SyntaxError {
+                retry_audit::checks::registry::Tier::Preview
+            } else {
+                retry_audit::checks::registry::Tier::Stable
+            };
+            if meta.tier != tier || meta.judged != retry_audit::checks::registry::Judged::default()
             {
-                wrong.push(format!("{}: stable by nature, judging nothing", rule.id()));
+                wrong.push(format!("{}: {tier:?} by nature, judging nothing", rule.id()));
             }
             continue;
         }

@@ -82,9 +82,12 @@ pub fn write_explain(rule: Rule, out: &mut dyn Write) -> io::Result<()> {
 pub fn tier_text(rule: Rule) -> String {
     let judged = rule.meta().judged;
     let evidence = match judged.precision() {
-        None if judged.arguable == 0 && rule.tier() == crate::checks::registry::Tier::Stable => {
+        None if rule == Rule::UnusedSuppression => {
             "It is not about retries, and judges nothing: stable by nature.".to_owned()
         }
+        None if rule == Rule::SyntaxError => "It is not about retries: it is preview because \
+                                             `syn` rejects some code rustc accepts."
+            .to_owned(),
         None => format!(
             "None of its findings has been judged yet in code not used for tuning ({} arguable): \
              its precision is not established.",
