@@ -482,7 +482,10 @@ fn each_rule_s_tier_is_earned_by_the_last_census() {
             };
             if meta.tier != tier || meta.judged != retry_audit::checks::registry::Judged::default()
             {
-                wrong.push(format!("{}: {tier:?} by nature, judging nothing", rule.id()));
+                wrong.push(format!(
+                    "{}: {tier:?} by nature, judging nothing",
+                    rule.id()
+                ));
             }
             continue;
         }

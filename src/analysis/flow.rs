@@ -125,6 +125,12 @@ struct PathState {
     /// error { Kind::Db(e) if retryable(&e) => .., other => return Err(other) }` after the
     /// `Err` arm turned it into `error`): the site classifies what it retries.
     inspected: bool,
+    /// After the failure, the path applied `?` to a call (`self.on_read_error(err).await?`):
+    /// it may leave there, on a condition the call decides and the analysis does not read.
+    unread_exit: bool,
+    /// After the failure, the path awaited these calls, other than known waits: whether they
+    /// wait is the callees' (`self.on_read_error(err).await`).
+    awaited: Vec<String>,
 }
 
 /// What a test that picks out an error says of it, read from its words.
@@ -219,6 +225,8 @@ impl PathState {
             picked: false,
             waited: false,
             inspected: false,
+            unread_exit: false,
+            awaited: Vec::new(),
         }
     }
 }
@@ -248,6 +256,12 @@ pub struct Continue {
     /// The failure was told apart by a test of the error's value after it was taken out of
     /// its `Err`.
     pub inspected: bool,
+    /// After the failure, the path applied `?` to a call: it may leave on a condition the
+    /// analysis does not read (an exit it cannot read makes the bound unknown).
+    pub unread_exit: bool,
+    /// After the failure, the path awaited these calls (by name), other than known waits: a
+    /// wait, if any, is the callees' (a wait the analysis cannot see is not "no wait").
+    pub awaited: Vec<String>,
     /// The `continue`, the recursive call, or the end of the body.
     pub span: Span,
 }
@@ -510,6 +524,8 @@ impl<'a, 'c> Flow<'a, 'c> {
                 picked: s.picked,
                 waited: s.waited,
                 inspected: s.inspected,
+                unread_exit: s.unread_exit,
+                awaited: s.awaited,
                 op: s.op,
                 span,
             });
@@ -731,7 +747,18 @@ impl<'a, 'c> Flow<'a, 'c> {
                 states
             }
             Expr::Try(t) => {
-                let states = self.expr(&t.expr, states);
+                // `Err(e)?` leaves, as `return Err(e.into())` does.
+                if is_err_value(&t.expr) {
+                    let states = self.expr(&t.expr, states);
+                    self.record_exit(&states);
+                    return Vec::new();
+                }
+                let mut states = self.expr(&t.expr, states);
+                if is_call(&t.expr) {
+                    for s in states.iter_mut().filter(|s| s.outcome.may_fail()) {
+                        s.unread_exit = true;
+                    }
+                }
                 // `attempts.checked_sub(1).ok_or(Error::GaveUp)?` leaves when the count runs out.
                 if let Some(kind) = self.bound_kind_of(&t.expr) {
                     if kind != BoundKind::Schedule || mentions_call(&t.expr) {
@@ -740,7 +767,21 @@ impl<'a, 'c> Flow<'a, 'c> {
                 }
                 states
             }
-            Expr::Await(a) => self.expr(&a.base, states),
+            Expr::Await(a) => {
+                let mut states = self.expr(&a.base, states);
+                let waits = self
+                    .waits
+                    .contains(&(std::ptr::from_ref(&*a.base) as usize))
+                    || self.waits.contains(&(std::ptr::from_ref(e) as usize));
+                if let (true, false, Some(name)) =
+                    (is_call(&a.base), waits, operation_name(&a.base))
+                {
+                    for s in states.iter_mut().filter(|s| s.outcome.may_fail()) {
+                        s.awaited.push(name.clone());
+                    }
+                }
+                states
+            }
             Expr::Binary(b) => {
                 let states = self.expr(&b.left, states);
                 let mut states = self.expr(&b.right, states);
@@ -1778,6 +1819,27 @@ fn awaits_value(pat: &Pat) -> bool {
         }
         Pat::Reference(r) => awaits_value(&r.pat),
         Pat::Paren(p) => awaits_value(&p.pat),
+        _ => false,
+    }
+}
+
+/// A call or a method call (through parentheses and `.await`).
+fn is_call(e: &Expr) -> bool {
+    let _guard = crate::analysis::limits::enter();
+    match e {
+        Expr::Call(_) | Expr::MethodCall(_) => true,
+        Expr::Await(a) => is_call(&a.base),
+        Expr::Paren(p) => is_call(&p.expr),
+        _ => false,
+    }
+}
+
+/// `Err(e)`, `Err(e.into())`: an error value (its `?` leaves).
+fn is_err_value(e: &Expr) -> bool {
+    let _guard = crate::analysis::limits::enter();
+    match e {
+        Expr::Call(c) => matches!(&*c.func, Expr::Path(p) if p.path.is_ident("Err")),
+        Expr::Paren(p) => is_err_value(&p.expr),
         _ => false,
     }
 }

@@ -78,11 +78,14 @@ pub enum List {
     EveryErrorRunners,
     /// Macros whose body is a block of statements run as async code (`stream! { .. }`).
     BlockMacros,
+    /// Awaited calls that resume without waiting for anything (`tokio::task::yield_now`): on a
+    /// retry's path they leave no doubt that it goes round at once.
+    NoWaits,
 }
 
 impl List {
     /// Every list, in the order of [`Extensions::list`].
-    pub const ALL: [List; 14] = [
+    pub const ALL: [List; 15] = [
         List::SleepFns,
         List::SleepMethods,
         List::BlockingSleeps,
@@ -97,6 +100,7 @@ impl List {
         List::NextWaitMethods,
         List::EveryErrorRunners,
         List::BlockMacros,
+        List::NoWaits,
     ];
 
     /// Its key in a model file and in `[extend]`.
@@ -117,6 +121,7 @@ impl List {
             List::NextWaitMethods => "next-wait-methods",
             List::EveryErrorRunners => "every-error-runners",
             List::BlockMacros => "block-macros",
+            List::NoWaits => "no-waits",
         }
     }
 
@@ -157,6 +162,8 @@ pub struct RawExtensions {
     every_error_runners: Vec<Spanned<String>>,
     #[serde(default)]
     block_macros: Vec<Spanned<String>>,
+    #[serde(default)]
+    no_waits: Vec<Spanned<String>>,
     /// Retry crates' policies (`[[policies]]`).
     #[serde(default)]
     policies: Vec<super::policy_model::RawPolicy>,
@@ -179,6 +186,7 @@ impl RawExtensions {
             List::NextWaitMethods => &self.next_wait_methods,
             List::EveryErrorRunners => &self.every_error_runners,
             List::BlockMacros => &self.block_macros,
+            List::NoWaits => &self.no_waits,
         }
     }
 

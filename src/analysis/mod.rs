@@ -72,6 +72,8 @@ pub struct Extensions {
     pub every_error_runners: Vec<String>,
     /// Macros whose body is a block of statements run as async code.
     pub block_macros: Vec<String>,
+    /// Awaited calls that resume without waiting for anything.
+    pub no_waits: Vec<String>,
     /// Retry crates' policies (`[[extend.policies]]`), tried before the built-in ones.
     pub policies: Vec<policy_model::PolicyModel>,
 }
@@ -96,6 +98,7 @@ impl Extensions {
             L::NextWaitMethods => &self.next_wait_methods,
             L::EveryErrorRunners => &self.every_error_runners,
             L::BlockMacros => &self.block_macros,
+            L::NoWaits => &self.no_waits,
         }
     }
 
@@ -117,6 +120,7 @@ impl Extensions {
             L::NextWaitMethods => &mut self.next_wait_methods,
             L::EveryErrorRunners => &mut self.every_error_runners,
             L::BlockMacros => &mut self.block_macros,
+            L::NoWaits => &mut self.no_waits,
         }
     }
 
@@ -494,6 +498,10 @@ pub enum BoundKind {
     /// A retry policy object decides each way round (`match session.decide_should_retry(..)
     /// { RetryDecision::RetrySameTarget(_) => continue, .. }`): the limit is the policy's.
     Policy,
+    /// An exit the analysis does not read: after the failure, a `?` on a call that decides
+    /// whether to go round (`self.on_read_error(err, &mut retries).await?`). Unknown is not "no
+    /// limit".
+    Unread,
 }
 
 /// One wait on the retry path.

@@ -284,6 +284,12 @@ impl<'a> FileScope<'a> {
             || Extensions::names(&self.ext.wait_handlers, name)
     }
 
+    /// Whether an awaited call of this name resumes without waiting (`yield_now`).
+    #[must_use]
+    pub fn is_no_wait(&self, name: &str) -> bool {
+        known::builtin().name(List::NoWaits, name) || Extensions::names(&self.ext.no_waits, name)
+    }
+
     /// Whether a function or method name produces randomness.
     #[must_use]
     pub fn is_random(&self, name: &str) -> bool {

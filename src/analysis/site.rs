@@ -725,7 +725,12 @@ impl<'a> Builder<'a, '_> {
         };
         // A loop nested in the body, or in a function of this file called on each attempt
         // (`self.poll_balance(..)`, itself a retry that waits between its tries), waits.
-        let paced_inside = inner_loop_waits(body, self.scope)
+        // A failure path that awaits a call other than a known wait before going round waits
+        // as long as that call does, which is not read here: unknown, not "no wait".
+        let paced_inside = result
+            .failing()
+            .any(|c| c.awaited.iter().any(|name| self.may_wait(name, fn_name)))
+            || inner_loop_waits(body, self.scope)
             || per_attempt.calls.iter().any(|c| {
                 c.name != fn_name
                     && self
@@ -774,6 +779,29 @@ impl<'a> Builder<'a, '_> {
         })
     }
 
+    /// Whether an awaited call named `name` (on a path between attempts) may wait: not when
+    /// the models say it resumes at once (`yield_now`), nor when it is a function of this file
+    /// whose body awaits nothing and sleeps nowhere; otherwise its wait is unknown.
+    fn may_wait(&self, name: &str, current_fn: &str) -> bool {
+        if self.scope.is_no_wait(name) {
+            return false;
+        }
+        let Some(f) = self.scope.function_via(name, None) else {
+            return true;
+        };
+        if f.sig.ident == current_fn {
+            return true;
+        }
+        let waits = self.waits(f.block, current_fn, true);
+        let mut awaits = AwaitFinder(false);
+        awaits.visit_block(f.block);
+        awaits.0
+            || !waits.sleeps.is_empty()
+            || !waits.unknown.is_empty()
+            || !waits.helpers.is_empty()
+            || !waits.timed.is_empty()
+    }
+
     fn loop_bound(
         l: &'a Expr,
         result: &FlowResult,
@@ -817,9 +845,17 @@ impl<'a> Builder<'a, '_> {
                     || taken.iter().any(|t| t.start <= c.span.start && c.span.end <= t.end)
             });
         let from_body = result.bounded_by.filter(|_| every_path_limited);
+        // A path that may leave through a `?` on a call after the failure is bounded by what
+        // that call decides, which is not read here: the bound is unknown, not absent.
+        let unread = result
+            .continues
+            .iter()
+            .filter(|c| c.outcome.may_fail() && !c.readiness)
+            .any(|c| c.unread_exit);
         match header.or(from_body) {
             Some(k) => Bound::Bounded(k),
             None if in_timeout => Bound::Bounded(BoundKind::Deadline),
+            None if unread => Bound::Bounded(BoundKind::Unread),
             None => Bound::Unbounded,
         }
     }
@@ -3477,6 +3513,17 @@ fn elements_feed_the_rounds(body: &Block, vars: &[String], waits: &Waits<'_>) ->
         .any(|(_, bound)| bound.as_ref().is_none_or(|name| !waited.contains(&name)))
 }
 
+/// Whether a body awaits anything.
+struct AwaitFinder(bool);
+
+impl<'ast> Visit<'ast> for AwaitFinder {
+    fn visit_expr_await(&mut self, _: &'ast syn::ExprAwait) {
+        self.0 = true;
+    }
+
+    fn visit_item(&mut self, _: &'ast syn::Item) {}
+}
+
 /// Finds the uses of a `for` loop's elements (see [`elements_feed_the_rounds`]).
 struct Uses<'v> {
     vars: &'v [String],
@@ -4336,13 +4383,17 @@ impl<'a> Visit<'a> for SleepFinder<'a, '_> {
     fn visit_expr(&mut self, e: &'a Expr) {
         let _guard = crate::analysis::limits::enter();
         match e {
-            // `trx.on_error(err).await`: FoundationDB's (and its kin's) error handler resolves
-            // only after the client's own randomised backoff: a wait whose length is the
-            // client's.
+            // A wait handler (`[extend] wait-handlers`) returns only after a wait of its own
+            // choosing: a wait whose length is the callee's.
             Expr::Await(a)
                 if matches!(&*a.base, Expr::MethodCall(m)
                     if self.scope.is_wait_handler(&m.method.to_string())) =>
             {
+                self.unknown_waits.push(e);
+                syn::visit::visit_expr(self, e);
+            }
+            // A blocking handler a team taught (`txn.settle(err)`): the same, without `.await`.
+            Expr::MethodCall(m) if self.scope.is_wait_handler(&m.method.to_string()) => {
                 self.unknown_waits.push(e);
                 syn::visit::visit_expr(self, e);
             }
