@@ -653,12 +653,18 @@ fn site_of(
         }
         // `Backoff::Exponential(2)`, `Self::Linear(Duration::from_millis(10))`: a variant
         // carrying its wait (a bare `Self::Exponential` is a mode, read where it is used).
-        Expr::Call(c) if !c.args.is_empty() => Facts {
-            kind: variant_kind(value)?,
-            jitter: (!cx.file_is_random).then_some(false),
-            capped: Some(false),
-            unbounded: Some(endless),
-        },
+        // When it carries settings of its own (`Strategy::ExponentialBackoff(Default::default())`,
+        // a struct, a call), their jitter and cap are not read here: unknown, and unknown is
+        // silent.
+        Expr::Call(c) if !c.args.is_empty() => {
+            let plain = c.args.iter().all(plain_value);
+            Facts {
+                kind: variant_kind(value)?,
+                jitter: (plain && !cx.file_is_random).then_some(false),
+                capped: plain.then_some(false),
+                unbounded: Some(endless),
+            }
+        }
         _ => return None,
     };
     let kind = facts.kind;
@@ -689,6 +695,24 @@ fn site_of(
         None,
         false,
     ))
+}
+
+/// A number, a name or a duration made of numbers (`2`, `BASE`, `Duration::from_millis(10)`):
+/// a value that carries no settings of its own.
+fn plain_value(e: &Expr) -> bool {
+    let _guard = crate::analysis::limits::enter();
+    match e {
+        Expr::Lit(_) | Expr::Path(_) => true,
+        Expr::Unary(u) => plain_value(&u.expr),
+        Expr::Paren(p) => plain_value(&p.expr),
+        Expr::Call(c) => {
+            names::callee_path(&c.func)
+                .and_then(names::last)
+                .is_some_and(|n| n.starts_with("from_"))
+                && c.args.iter().all(plain_value)
+        }
+        _ => false,
+    }
 }
 
 /// The growth a variant or type name says: `Exponential`, `Linear`, `Fibonacci` grow; `Fixed`,
@@ -810,7 +834,13 @@ fn struct_facts<'e>(
         // A type name alone, with fields about something else.
         return None;
     }
-    let jitter = if unknown(Role::Jitter) {
+    // A strategy that carries settings of its own (`strategy:
+    // Strategy::ExponentialBackoff(Default::default())`): its jitter and cap are not read here.
+    let carried = known(Role::Strategy).is_some_and(|e| match e {
+        Expr::Call(c) => !c.args.iter().all(plain_value),
+        _ => false,
+    });
+    let jitter = if unknown(Role::Jitter) || (carried && known(Role::Jitter).is_none()) {
         None
     } else {
         match known(Role::Jitter) {
@@ -820,7 +850,7 @@ fn struct_facts<'e>(
             None => (!cx.file_is_random).then_some(false),
         }
     };
-    let capped = if unknown(Role::Cap) {
+    let capped = if unknown(Role::Cap) || (carried && known(Role::Cap).is_none()) {
         None
     } else {
         Some(known(Role::Cap).is_some_and(|c| !is_none_or_max(c)))
