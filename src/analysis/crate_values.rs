@@ -37,8 +37,9 @@ const MAX_FILES_PER_NAME: usize = 256;
 #[derive(Clone, Copy)]
 pub struct CrateFile<'c> {
     pub text: &'c str,
-    /// `None`: the lexer could not read it (nor can the parser): it tells nothing.
-    pub outline: Option<&'c Outline>,
+    /// What it defines, lexed on first need (`None` inside: the lexer could not read it, nor
+    /// can the parser: it tells nothing).
+    pub outline: &'c std::sync::OnceLock<Option<Outline>>,
     /// Test code as a whole (a test target, a `#[cfg(test)]` module).
     pub test: bool,
 }
@@ -126,7 +127,7 @@ impl<'c> Crate<'c> {
         }
         let mut out = Vec::new();
         for file in candidates {
-            let Some(outline) = file.outline else {
+            let Some(outline) = file.outline.get_or_init(|| Outline::of(file.text)).as_ref() else {
                 continue;
             };
             let keep: Vec<usize> = outline
@@ -388,14 +389,17 @@ fn duration(e: &Expr) -> Option<u64> {
 mod tests {
     use super::*;
 
-    fn crate_of<'c>(texts: &'c [(&'c str, bool)], outlines: &'c [Option<Outline>]) -> Crate<'c> {
+    fn crate_of<'c>(
+        texts: &'c [(&'c str, bool)],
+        outlines: &'c [std::sync::OnceLock<Option<Outline>>],
+    ) -> Crate<'c> {
         Crate::new(
             texts
                 .iter()
                 .zip(outlines)
                 .map(|((text, test), outline)| CrateFile {
                     text,
-                    outline: outline.as_ref(),
+                    outline,
                     test: *test,
                 })
                 .collect(),
@@ -420,14 +424,17 @@ mod tests {
             ),
             ("fn f() -> Config { Config { max_retries: 1000 } }\n", true),
         ];
-        let outlines: Vec<Option<Outline>> = texts.iter().map(|(t, _)| Outline::of(t)).collect();
+        let outlines: Vec<std::sync::OnceLock<Option<Outline>>> =
+            texts.iter().map(|_| std::sync::OnceLock::new()).collect();
         let krate = crate_of(&texts, &outlines);
         let source = ValueSource::Field("max_retries".to_owned());
         // Test code (a test module, a test target) is not the crate's configuration.
         assert_eq!(krate.largest_by_default(&source), Some(5));
         // One view per file that mentions the name, test targets not read.
         assert_eq!(krate.views_parsed(), 3);
-        let view = outlines[0].as_ref().expect("lexed").view(texts[0].0, &[1]);
+        let view = Outline::of(texts[0].0)
+            .expect("lexed")
+            .view(texts[0].0, &[1]);
         assert!(!view.contains("unrelated") && view.contains("max_retries: 3"));
         assert_eq!(view.len(), texts[0].0.len());
     }
@@ -439,7 +446,8 @@ mod tests {
              fn b(n: u32) -> Config { Config { max_retries: n * 2 } }\n",
             false,
         )];
-        let outlines: Vec<Option<Outline>> = texts.iter().map(|(t, _)| Outline::of(t)).collect();
+        let outlines: Vec<std::sync::OnceLock<Option<Outline>>> =
+            texts.iter().map(|_| std::sync::OnceLock::new()).collect();
         let krate = crate_of(&texts, &outlines);
         let source = ValueSource::Field("max_retries".to_owned());
         assert_eq!(krate.largest_by_default(&source), None);

@@ -41,8 +41,9 @@ pub struct IndexedFile {
     pub path: PathBuf,
     /// Its text (a byte-order mark included), or why it could not be read.
     pub text: Result<Arc<str>, FileError>,
-    /// What it defines (`None`: not read, or not lexed with confidence).
-    pub outline: Option<Outline>,
+    /// What it defines, lexed on first need (`None`: not read, or not lexed with confidence):
+    /// most files of a scan are never asked.
+    outline: std::sync::OnceLock<Option<Outline>>,
     /// Test code as a whole: an integration test or benchmark of a package, or a module that
     /// only test code declares (see [`CrateIndex::new`]).
     pub test_code: bool,
@@ -59,7 +60,7 @@ impl IndexedFile {
             Err(e) => IndexedFile {
                 path,
                 text: Err(FileError::Io(e.to_string())),
-                outline: None,
+                outline: std::sync::OnceLock::new(),
                 test_code: false,
                 bytes: 0,
             },
@@ -73,11 +74,10 @@ impl IndexedFile {
         let text = String::from_utf8(bytes).map_err(|e| FileError::NotUtf8 {
             offset: e.utf8_error().valid_up_to(),
         });
-        let outline = text.as_ref().ok().and_then(|t| Outline::of(without_bom(t)));
         IndexedFile {
             path,
             text: text.map(Arc::from),
-            outline,
+            outline: std::sync::OnceLock::new(),
             test_code: false,
             bytes: len,
         }
@@ -85,6 +85,14 @@ impl IndexedFile {
 
     fn text(&self) -> Option<&str> {
         self.text.as_deref().ok()
+    }
+
+    /// What the file defines (its [`Outline`]), lexed the first time it is asked for.
+    #[must_use]
+    pub fn outline(&self) -> Option<&Outline> {
+        self.outline
+            .get_or_init(|| self.text().and_then(|t| Outline::of(without_bom(t))))
+            .as_ref()
     }
 }
 
@@ -99,8 +107,9 @@ fn without_bom(text: &str) -> &str {
 pub struct CrateIndex {
     pub root: Option<PathBuf>,
     pub files: Vec<IndexedFile>,
-    /// A name (`name`, and `Type::name` for a method) → the files that define it, each once.
-    names: HashMap<u64, Vec<usize>>,
+    /// A name (`name`, and `Type::name` for a method) → the files that define it, each once;
+    /// made the first time a file's analysis looks for a name it does not define.
+    names: std::sync::OnceLock<HashMap<u64, Vec<usize>>>,
     /// The values the crate passes, by source, once asked.
     values: Mutex<HashMap<ValueSource, Option<u64>>>,
     /// Views of definitions parsed for other files' analyses (for `--stats`).
@@ -121,32 +130,10 @@ impl CrateIndex {
         for (file, test) in files.iter_mut().zip(decided) {
             file.test_code = test;
         }
-        let mut names: HashMap<u64, Vec<usize>> = HashMap::new();
-        for (i, file) in files.iter().enumerate() {
-            let Some(outline) = &file.outline else {
-                continue;
-            };
-            let mut keys: Vec<u64> = outline
-                .definitions
-                .iter()
-                .flat_map(|d| {
-                    let qualified = d
-                        .owner
-                        .as_ref()
-                        .map(|o| name_key(&format!("{o}::{}", d.name)));
-                    std::iter::once(name_key(&d.name)).chain(qualified)
-                })
-                .collect();
-            keys.sort_unstable();
-            keys.dedup();
-            for key in keys {
-                names.entry(key).or_default().push(i);
-            }
-        }
         CrateIndex {
             root,
             files,
-            names,
+            names: std::sync::OnceLock::new(),
             values: Mutex::new(HashMap::new()),
             views_parsed: AtomicUsize::new(0),
         }
@@ -157,14 +144,13 @@ impl CrateIndex {
     /// name defined in several is left unknown), at most [`MAX_IMPORTS`], in path order.
     #[must_use]
     pub fn providers(&self, me: usize, missed: &[String]) -> Vec<usize> {
+        let names = self.names.get_or_init(|| names_of(&self.files));
         let mut from: Vec<usize> = missed
             .iter()
-            .filter_map(
-                |name| match self.names.get(&name_key(name)).map(Vec::as_slice) {
-                    Some([only]) if *only != me => Some(*only),
-                    _ => None,
-                },
-            )
+            .filter_map(|name| match names.get(&name_key(name)).map(Vec::as_slice) {
+                Some([only]) if *only != me => Some(*only),
+                _ => None,
+            })
             .collect();
         from.sort_by(|a, b| self.files[*a].path.cmp(&self.files[*b].path));
         from.dedup();
@@ -181,7 +167,7 @@ impl CrateIndex {
         let mut out = Vec::new();
         for &p in providers {
             let file = &self.files[p];
-            let (Some(text), Some(outline)) = (file.text(), &file.outline) else {
+            let (Some(text), Some(outline)) = (file.text(), file.outline()) else {
                 continue;
             };
             let text = without_bom(text);
@@ -222,12 +208,12 @@ impl CrateIndex {
         if root_file {
             return true;
         }
-        let Some((name, parent)) = parent_module(path) else {
+        let Some((name, parent)) = parent_module(path, &mut HashMap::new()) else {
             return false;
         };
         let declared = |outline: &Outline| outline.mod_decls.iter().any(|(m, _)| *m == name);
         match self.files.iter().find(|f| f.path == parent) {
-            Some(f) => f.outline.as_ref().is_some_and(declared),
+            Some(f) => f.outline().is_some_and(declared),
             None => std::fs::read_to_string(&parent)
                 .ok()
                 .and_then(|t| Outline::of(without_bom(&t)))
@@ -260,7 +246,7 @@ impl CrateIndex {
                 .filter_map(|f| {
                     Some(CrateFile {
                         text: without_bom(f.text()?),
-                        outline: f.outline.as_ref(),
+                        outline: &f.outline,
                         test: f.test_code,
                     })
                 })
@@ -273,6 +259,34 @@ impl CrateIndex {
         }
         largest
     }
+}
+
+/// The crate's index of names: each definition's name (and `Type::name` for a method) → the
+/// files that define it, each once.
+fn names_of(files: &[IndexedFile]) -> HashMap<u64, Vec<usize>> {
+    let mut names: HashMap<u64, Vec<usize>> = HashMap::new();
+    for (i, file) in files.iter().enumerate() {
+        let Some(outline) = file.outline() else {
+            continue;
+        };
+        let mut keys: Vec<u64> = outline
+            .definitions
+            .iter()
+            .flat_map(|d| {
+                let qualified = d
+                    .owner
+                    .as_ref()
+                    .map(|o| name_key(&format!("{o}::{}", d.name)));
+                std::iter::once(name_key(&d.name)).chain(qualified)
+            })
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        for key in keys {
+            names.entry(key).or_default().push(i);
+        }
+    }
+    names
 }
 
 /// The definitions of `outline` named by `mentioned`, and those they name, to a fixed point.
@@ -316,6 +330,8 @@ struct TestCode<'f> {
     read: HashMap<PathBuf, Option<Outline>>,
     /// The answer for each parent module file.
     parents: HashMap<PathBuf, bool>,
+    /// The parent module file of each directory's modules (see [`parent_module`]).
+    dirs: HashMap<PathBuf, Option<PathBuf>>,
     sources: &'f dyn Sources,
 }
 
@@ -324,10 +340,11 @@ impl<'f> TestCode<'f> {
         TestCode {
             outlines: files
                 .iter()
-                .map(|f| (f.path.as_path(), f.outline.as_ref()))
+                .map(|f| (f.path.as_path(), f.outline()))
                 .collect(),
             read: HashMap::new(),
             parents: HashMap::new(),
+            dirs: HashMap::new(),
             sources,
         }
     }
@@ -343,7 +360,7 @@ impl<'f> TestCode<'f> {
         if depth > 16 {
             return false;
         }
-        let Some((name, parent)) = parent_module(path) else {
+        let Some((name, parent)) = parent_module(path, &mut self.dirs) else {
             return false;
         };
         let declared = self.with_outline(&parent, |outline| {
@@ -401,7 +418,10 @@ fn in_test_target(path: &Path) -> bool {
 /// The module name of the file `path` and the file of its parent module: `a/x.rs` and
 /// `a/x/mod.rs` are module `x` of the module whose submodules live in `a` (`a/mod.rs`,
 /// `a/lib.rs`, `a/main.rs`, or `a.rs` beside it, the first that exists).
-fn parent_module(path: &Path) -> Option<(String, PathBuf)> {
+fn parent_module(
+    path: &Path,
+    dirs: &mut HashMap<PathBuf, Option<PathBuf>>,
+) -> Option<(String, PathBuf)> {
     let stem = path.file_stem()?.to_str()?;
     let dir = path.parent()?;
     let (name, parent_dir) = match stem {
@@ -409,6 +429,9 @@ fn parent_module(path: &Path) -> Option<(String, PathBuf)> {
         "mod" => (dir.file_name()?.to_str()?, dir.parent()?),
         name => (name, dir),
     };
+    if let Some(known) = dirs.get(parent_dir) {
+        return known.clone().map(|parent| (name.to_owned(), parent));
+    }
     let mut candidates = vec![
         parent_dir.join("mod.rs"),
         parent_dir.join("lib.rs"),
@@ -419,8 +442,9 @@ fn parent_module(path: &Path) -> Option<(String, PathBuf)> {
         sibling.push(".rs");
         candidates.push(up.join(sibling));
     }
-    let parent = candidates.into_iter().find(|p| p.is_file())?;
-    Some((name.to_owned(), parent))
+    let parent = candidates.into_iter().find(|p| p.is_file());
+    dirs.insert(parent_dir.to_path_buf(), parent.clone());
+    Some((name.to_owned(), parent?))
 }
 
 /// The crate each directory is in: the nearest directory at or above it holding a `Cargo.toml`

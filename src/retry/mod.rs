@@ -94,6 +94,8 @@ mod docs {
     pub struct Budget;
     #[doc = include_str!("../../docs/runtime/breaker.md")]
     pub struct Breaker;
+    // Its example is an async `#[retryable]` function: tokio's timer.
+    #[cfg(feature = "tokio")]
     #[doc = include_str!("../../docs/runtime/bulkhead.md")]
     pub struct Bulkhead;
     #[doc = include_str!("../../docs/runtime/fallback.md")]
