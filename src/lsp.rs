@@ -1,6 +1,9 @@
 //! `retry-audit lsp`: a language server on standard input and output, with the message types
 //! of the `lsp-server` and `lsp-types` crates (those rust-analyzer uses).
 //!
+//! Over 1 000 lines on purpose: the protocol's transport, its main loop and the document state
+//! are one state machine; the analysis itself is the pipeline's ([`crate::pipeline`]).
+//!
 //! - Documents are synchronised incrementally; each one is analysed when it is opened, changed or
 //!   saved, and its findings are published with `textDocument/publishDiagnostics`: the primary
 //!   span as the range, the rule id as the code, `retry-audit` as the source, the message

@@ -1,6 +1,9 @@
 //! The `retry-audit` command line: parses arguments, runs the scan, renders, sets the exit code
 //! (0: nothing at error level, 1: findings at error level, 2: usage, configuration or I/O error,
 //! a path given that could not be checked, or with `--strict` a file that could not be checked).
+//!
+//! Over 1 000 lines on purpose: the command line's arguments and their documentation (`--help`)
+//! are most of it; the work is the library's.
 
 use std::io::{self, BufWriter, Write};
 use std::num::NonZeroUsize;

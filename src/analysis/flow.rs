@@ -2,6 +2,9 @@
 //! paths leave on success, which go round again on failure, under which status tests and which
 //! guards.
 //!
+//! Over 1 000 lines on purpose: one walker over every kind of Rust expression and statement, whose
+//! arms share the path state; split, the walk would be harder to follow, not easier.
+//!
 //! Every path carries an [`Outcome`] set by the latest test it passed (`Ok`/`Err` patterns,
 //! `is_ok()`/`is_err()`, status checks) and, once a status test narrowed it, the statuses it can
 //! still carry. Paths that reach the loop's end or `continue` are recorded as [`Continue`]s; paths

@@ -1,5 +1,8 @@
 //! The pre-filter: what can neither hold a retry site nor inform one is not parsed.
 //!
+//! Over 1 000 lines on purpose: the lexer and the item splitter it feeds are one unit, tested
+//! together against the parser (tests/prefilter.rs).
+//!
 //! Parsing is most of the cost of a scan (see `--stats`), and most of a file is declarations and
 //! function bodies with no loop, no call of their own function, no retry crate and no timeout.
 //! Before parsing, a light lexer (comments, strings, raw strings, characters and lifetimes told

@@ -1,6 +1,9 @@
 //! Where a value comes from: local `let` bindings, mutations inside a loop, `const`s and local
 //! functions, summarised as a [`Taint`] (does randomness enter? does it grow per attempt? is it the
 //! server's hint? is it capped?).
+//!
+//! Over 1 000 lines on purpose: one evaluator of where a value comes from, over every kind of
+//! expression, whose arms share the taint they build.
 
 use std::collections::{HashMap, HashSet};
 

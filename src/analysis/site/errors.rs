@@ -1,0 +1,524 @@
+//! Which failures a site retries: the statuses and errors its classifier lets through, a remote request whose every error goes round, a re-login after 401.
+
+use syn::visit::Visit;
+use syn::{Block, Expr};
+
+use crate::analysis::flow::{FlowResult, Outcome};
+use crate::analysis::names;
+use crate::analysis::scope::{Facts, FileScope};
+use crate::analysis::span::LineIndex;
+use crate::analysis::status::StatusEval;
+use crate::analysis::values::{pat_bindings, Locals, LoopFacts};
+use crate::analysis::{StatusRetry, StatusSet};
+
+#[allow(clippy::wildcard_imports)]
+use super::*;
+
+impl<'a> Builder<'a, '_> {
+    pub(super) fn statuses(&self, result: &FlowResult, body: &'a Block) -> Vec<StatusRetry> {
+        let _guard = crate::analysis::limits::enter();
+        // The status is handed to a function this file cannot see, which decides whether to go
+        // again (`match strategy.test(last_status, ..)`): the classification is elsewhere.
+        if delegates_status(body, self.scope) {
+            return Vec::new();
+        }
+        // A 401/403 retried after logging in again is a new request, not a blind resend.
+        let reauth = calls_reauth(body);
+        let mut out: Vec<StatusRetry> = Vec::new();
+        let push = |out: &mut Vec<StatusRetry>, r: StatusRetry| {
+            let mut r = r;
+            if reauth {
+                for c in [401, 403, 407] {
+                    r.statuses = r.statuses.intersect(StatusSet::single(c).complement());
+                }
+            }
+            if !out.iter().any(|o| o.span == r.span) {
+                let text = self.index.text(r.span);
+                // Named in the condition, or picked out by a classification that is not "any
+                // failure" (`is_retryable(status)` listing 408, 429 and 5xx).
+                let picked = (r.statuses.contains(429) && !r.statuses.contains(400))
+                    || (r.statuses.contains(503)
+                        && !(r.statuses.contains(500) && r.statuses.contains(501)));
+                r.names_throttling = picked
+                    || ["429", "503", "TOO_MANY_REQUESTS", "SERVICE_UNAVAILABLE"]
+                        .iter()
+                        .any(|n| text.contains(n));
+                out.push(r);
+            }
+        };
+        for c in &result.continues {
+            if !c.outcome.may_fail() || c.readiness || c.exhausted.is_some() {
+                continue;
+            }
+            if let Some(st) = &c.status {
+                push(
+                    &mut out,
+                    StatusRetry {
+                        span: st.span,
+                        statuses: st.set,
+                        reason: st.reason.clone(),
+                        names_throttling: false,
+                    },
+                );
+            }
+        }
+        let via_error_for_status = tests_error_for_status(result, body, self.index);
+        for c in &result.continues {
+            let Some(arm) = c.err_arm else { continue };
+            if c.outcome != Outcome::Failure
+                || c.classified
+                || c.status.is_some()
+                || c.exhausted.is_some()
+            {
+                continue;
+            }
+            // Where the statuses became errors: `error_for_status()`, ureq (every status >= 400
+            // is an `Err`), or a function of this file that returns `Err` on a failed status.
+            let found = if via_error_for_status {
+                Some((
+                    StatusSet::range(400, 599),
+                    "`error_for_status()` turns every 4xx into `Err`".to_owned(),
+                ))
+            } else {
+                c.op.as_deref().and_then(|op| {
+                    self.scope
+                        .consult(Facts::ERRORS, || self.errors_from_statuses(op))
+                })
+            };
+            if let Some((statuses, how)) = found {
+                push(
+                    &mut out,
+                    StatusRetry {
+                        span: arm,
+                        statuses,
+                        reason: format!("{how}, and this arm retries every `Err`"),
+                        names_throttling: false,
+                    },
+                );
+            }
+        }
+        out
+    }
+
+    /// The statuses that the operation `op` reports as `Err`: ureq's `call()` and friends (every
+    /// status from 400), or a function of this file that returns an error when a status test
+    /// fails (`if !resp.status().is_success() { return Err(..) }`, `error_for_status()?`).
+    pub(super) fn errors_from_statuses(&self, op: &str) -> Option<(StatusSet, String)> {
+        let _guard = crate::analysis::limits::enter();
+        let ureq = self.scope.roots.contains("ureq")
+            || self
+                .scope
+                .uses
+                .values()
+                .any(|p| p.first().is_some_and(|r| r == "ureq"));
+        if ureq
+            && matches!(
+                op,
+                "call" | "send_json" | "send_string" | "send_form" | "send_bytes"
+            )
+        {
+            return Some((
+                StatusSet::range(400, 599),
+                "ureq's `call()` returns `Err(Error::Status(..))` for every status from 400"
+                    .to_owned(),
+            ));
+        }
+        let f = self.scope.function(op)?;
+        let locals = Locals::of_fn(&f);
+        let eval = StatusEval {
+            file: self.scope,
+            locals: &locals,
+            status_idents: Vec::new(),
+            depth: 1,
+        };
+        let mut finder = StatusErrors {
+            eval: &eval,
+            set: StatusSet::empty(),
+        };
+        finder.visit_block(f.block);
+        (!finder.set.is_empty()).then(|| {
+            (
+                finder.set,
+                format!("`{op}` turns statuses {} into `Err`", finder.set.describe()),
+            )
+        })
+    }
+}
+
+/// Whether the only ways round follow a few named client errors (`Some(403 | 404)`: "not yet"
+/// in a device-code flow, a resource that does not exist yet) while every other failure ends
+/// the loop: it waits for a state to change (polling); no transient failure is retried.
+pub(super) fn polls_named_client_errors(result: &FlowResult) -> bool {
+    let mut failing = result.failing().peekable();
+    failing.peek().is_some()
+        && failing.all(|c| {
+            c.status.as_ref().is_some_and(|st| {
+                let n = st.set.iter().count();
+                (1..=3).contains(&n) && st.set == st.set.permanent_client_errors()
+            })
+        })
+}
+
+/// Whether some failing path goes round again on any error or on a status, rather than on one
+/// picked-out kind of error.
+///
+/// A 401/403 re-sent after logging in again is a new request, not a blind resend.
+pub(super) fn is_blind(result: &FlowResult, body: &Block) -> bool {
+    let reauth = calls_reauth(body);
+    let auth = StatusSet::single(401)
+        .union(StatusSet::single(403))
+        .union(StatusSet::single(407));
+    result.failing().any(|c| match &c.status {
+        Some(st) if reauth => !st.set.intersect(auth.complement()).is_empty(),
+        Some(_) => true,
+        None => !c.picked || c.kinds.transient,
+    })
+}
+
+/// The remote request whose every error goes round again with nothing testing which error it
+/// was: no failing path picks a kind of error or a status, and no failure leaves the loop after
+/// its error was inspected. The request is told by its call (see [`names::remote_request`]), or
+/// by the body of a function of this file it calls (`self.get_balance(..)` sending an RPC).
+pub(super) fn unclassified(
+    result: &FlowResult,
+    index: &LineIndex<'_>,
+    scope: &FileScope<'_>,
+) -> Option<crate::analysis::Unclassified> {
+    let _guard = crate::analysis::limits::enter();
+    if result.classifying_exit || result.reads_verdict {
+        return None;
+    }
+    let failing: Vec<_> = result.failing().collect();
+    if failing.is_empty()
+        || failing
+            .iter()
+            .any(|c| c.status.is_some() || c.picked || c.classified || c.inspected || c.readiness)
+    {
+        return None;
+    }
+    let mut found = None;
+    for op in failing.iter().filter_map(|c| c.op.as_deref()) {
+        for (name, span) in result.tested_calls.iter().filter(|(n, _)| n == op) {
+            let remote = names::remote_request(name, index.text(*span)).or_else(|| {
+                scope.consult(Facts::ERRORS, || {
+                    scope
+                        .function_via(name, None)
+                        .and_then(|f| makes_remote_request(f.block))
+                })
+            });
+            match remote {
+                Some(false) => return None,
+                Some(true) if found.is_none() => {
+                    found = Some(crate::analysis::Unclassified {
+                        op: name.clone(),
+                        span: *span,
+                    });
+                }
+                _ => {}
+            }
+        }
+    }
+    found
+}
+
+/// Whether a function's body makes a remote request (a call [`names::remote_request`] tells
+/// is one), read one level deep.
+pub(super) fn makes_remote_request(body: &Block) -> Option<bool> {
+    let mut r = RemoteCall { found: None };
+    r.visit_block(body);
+    r.found.is_some().then_some(true)
+}
+
+/// The first remote request a closure's body makes (its operation and call), for a retry
+/// crate's runner that retries every error of it.
+pub(super) fn remote_call_in(
+    body: &Expr,
+    index: &LineIndex<'_>,
+) -> Option<crate::analysis::Unclassified> {
+    let mut r = RemoteCall { found: None };
+    r.visit_expr(body);
+    let (op, e) = r.found?;
+    Some(crate::analysis::Unclassified {
+        op,
+        span: index.of(e),
+    })
+}
+
+/// Finds the first call that [`names::remote_request`] tells is one, by its name and the words
+/// of its receiver when that is a place (`self.client`, not a whole chain), and of its
+/// arguments that are paths (`self.send(RpcRequest::GetBalance, ..)`, `fetch(client, url)`).
+pub(super) struct RemoteCall<'ast> {
+    pub(in crate::analysis) found: Option<(String, &'ast Expr)>,
+}
+
+impl<'ast> Visit<'ast> for RemoteCall<'ast> {
+    fn visit_expr(&mut self, e: &'ast Expr) {
+        let _guard = crate::analysis::limits::enter();
+        if self.found.is_some() {
+            return;
+        }
+        let path_args = |args: &syn::punctuated::Punctuated<Expr, syn::Token![,]>,
+                         out: &mut String| {
+            for a in args {
+                if let Expr::Path(p) = a {
+                    out.push(' ');
+                    out.push_str(&names::text(p));
+                }
+            }
+        };
+        let call = match e {
+            Expr::MethodCall(m) => {
+                let mut words = match &*m.receiver {
+                    Expr::Path(_) | Expr::Field(_) => names::text(&m.receiver),
+                    _ => String::new(),
+                };
+                path_args(&m.args, &mut words);
+                Some((m.method.to_string(), words))
+            }
+            Expr::Call(c) => names::callee_path(&c.func)
+                .and_then(names::last)
+                .map(|name| {
+                    let mut words = names::text(&c.func);
+                    path_args(&c.args, &mut words);
+                    (name, words)
+                }),
+            _ => None,
+        };
+        if let Some((name, words)) = call {
+            if names::remote_request(&name, &words) == Some(true) {
+                self.found = Some((name, e));
+                return;
+            }
+        }
+        syn::visit::visit_expr(self, e);
+    }
+    fn visit_item(&mut self, _: &'ast syn::Item) {}
+}
+
+/// Whether every resend happens after a failure that the server did not process: a 429, a
+/// refused connection, a rolled-back transaction. Resending a write then cannot apply it twice.
+pub(super) fn resends_only_unprocessed(result: &FlowResult) -> bool {
+    let mut failing = result.failing().peekable();
+    failing.peek().is_some()
+        && failing.all(|c| match &c.status {
+            Some(st) => st
+                .set
+                .intersect(StatusSet::single(429).complement())
+                .is_empty(),
+            None => c.kinds.not_processed,
+        })
+}
+
+/// Whether code sends an idempotency key (a header, field or variable named like one).
+pub(super) fn mentions_key(text: &str) -> bool {
+    text.split(|c: char| !c.is_alphanumeric() && c != '_' && c != '-')
+        .any(names::is_strong_key_name)
+}
+
+/// Whether the loop calls something that logs in again or refreshes a token.
+pub(super) fn calls_reauth(body: &Block) -> bool {
+    let text = names::text(body);
+    text.split(|c: char| !c.is_alphanumeric() && c != '_')
+        .any(|w| {
+            let w = w.to_ascii_lowercase();
+            matches!(
+                w.as_str(),
+                "login"
+                    | "relogin"
+                    | "log_in"
+                    | "reauth"
+                    | "reauthenticate"
+                    | "authenticate"
+                    | "sign_in"
+                    | "refresh_token"
+                    | "refresh_access_token"
+                    | "renew_token"
+                    | "refresh_auth"
+                    | "refresh_credentials"
+                    | "get_token"
+                    | "fetch_token"
+                    | "new_token"
+                    | "reconnect_auth"
+            ) || (w.starts_with("refresh") && w.contains("token"))
+        })
+}
+
+/// Whether a condition or a match in the loop hands a status to a function of another file:
+/// `match strategy.test(last_status, ..)`, `if policy.should_stop(resp.status())`.
+pub(super) fn delegates_status(body: &Block, scope: &FileScope<'_>) -> bool {
+    struct D<'s, 'a> {
+        scope: &'s FileScope<'a>,
+        /// Places assigned from a status in the loop (`last_status = Some(status)`).
+        status_places: Vec<String>,
+        found: bool,
+    }
+    impl D<'_, '_> {
+        fn statusy(&self, e: &Expr) -> bool {
+            let t = names::text(e);
+            names::is_status_text(&t)
+                || self
+                    .status_places
+                    .iter()
+                    .any(|p| crate::analysis::values::mentions(e, p))
+        }
+        fn decides(&mut self, e: &Expr) {
+            let _guard = crate::analysis::limits::enter();
+            let (name, via, args): (Option<String>, crate::analysis::Via, Vec<&Expr>) = match e {
+                Expr::Call(c) => {
+                    let path = names::callee_path(&c.func);
+                    (
+                        path.and_then(names::last),
+                        path.map_or(crate::analysis::Via::Free, |p| self.scope.via_of(p)),
+                        c.args.iter().collect(),
+                    )
+                }
+                Expr::MethodCall(m) => (
+                    Some(m.method.to_string()),
+                    crate::analysis::Via::Method,
+                    m.args.iter().collect(),
+                ),
+                Expr::Await(a) => return self.decides(&a.base),
+                Expr::Paren(p) => return self.decides(&p.expr),
+                Expr::Unary(u) => return self.decides(&u.expr),
+                Expr::Binary(b) => {
+                    self.decides(&b.left);
+                    self.decides(&b.right);
+                    return;
+                }
+                _ => return,
+            };
+            let Some(name) = name else { return };
+            let local = self
+                .scope
+                .probe(|| self.scope.function_via(&name, Some(&via)).is_some());
+            let known = names::is_retry_predicate(&name)
+                || name.chars().next().is_some_and(char::is_uppercase)
+                || matches!(
+                    name.as_str(),
+                    "is_success"
+                        | "is_client_error"
+                        | "is_server_error"
+                        | "contains"
+                        | "matches"
+                        | "eq"
+                        | "ne"
+                );
+            if !local && !known && args.iter().any(|a| self.statusy(a)) {
+                self.found = true;
+            }
+        }
+    }
+    impl<'ast> Visit<'ast> for D<'_, '_> {
+        fn visit_expr_if(&mut self, i: &'ast syn::ExprIf) {
+            let _guard = crate::analysis::limits::enter();
+            self.decides(&i.cond);
+            syn::visit::visit_expr_if(self, i);
+        }
+        fn visit_expr_match(&mut self, m: &'ast syn::ExprMatch) {
+            let _guard = crate::analysis::limits::enter();
+            self.decides(&m.expr);
+            syn::visit::visit_expr_match(self, m);
+        }
+        fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    let _guard = crate::analysis::limits::enter();
+    let facts = LoopFacts::collect(body, &[]);
+    let status_places = facts
+        .mutations
+        .iter()
+        .filter(|(_, ms)| {
+            ms.iter().any(|m| match m {
+                crate::analysis::values::Mutation::Assign(e) => {
+                    names::is_status_text(&names::text(*e))
+                }
+                crate::analysis::values::Mutation::Compound(..) => false,
+            })
+        })
+        .map(|(k, _)| k.clone())
+        .collect();
+    let mut d = D {
+        scope,
+        status_places,
+        found: false,
+    };
+    d.visit_block(body);
+    d.found
+}
+
+/// Collects the statuses for which a function returns an error: the then-branch of a status test
+/// that returns `Err`/`bail!`s, and `error_for_status()`.
+pub(super) struct StatusErrors<'e, 'a, 'c> {
+    pub(in crate::analysis) eval: &'e StatusEval<'a, 'c>,
+    pub(in crate::analysis) set: StatusSet,
+}
+
+impl<'ast> Visit<'ast> for StatusErrors<'_, '_, '_> {
+    fn visit_expr_if(&mut self, i: &'ast syn::ExprIf) {
+        let _guard = crate::analysis::limits::enter();
+        if let Some(sets) = self.eval.cond(&i.cond) {
+            let then = names::text(&i.then_branch);
+            if then.contains("Err") || then.contains("bail") {
+                self.set = self.set.union(sets.then);
+            }
+        }
+        syn::visit::visit_expr_if(self, i);
+    }
+
+    fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+        let _guard = crate::analysis::limits::enter();
+        if m.method == "error_for_status" || m.method == "error_for_status_ref" {
+            self.set = self.set.union(StatusSet::range(400, 599));
+        }
+        syn::visit::visit_expr_method_call(self, m);
+    }
+
+    fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+    fn visit_item(&mut self, _: &'ast syn::Item) {}
+}
+
+/// Whether a tested result went through `error_for_status()`: in the tested expression itself, or
+/// in the `let` that the tested variable was bound by.
+pub(super) fn tests_error_for_status(
+    result: &FlowResult,
+    body: &Block,
+    index: &LineIndex<'_>,
+) -> bool {
+    struct L<'t> {
+        tested: &'t [&'t str],
+        found: bool,
+    }
+    impl<'ast> Visit<'ast> for L<'_> {
+        fn visit_local(&mut self, l: &'ast syn::Local) {
+            let _guard = crate::analysis::limits::enter();
+            let mut names = Vec::new();
+            pat_bindings(&l.pat, &mut names);
+            if let Some(init) = &l.init {
+                if names
+                    .iter()
+                    .any(|n| self.tested.iter().any(|t| t.trim() == n))
+                    && calls_method_expr(&init.expr, "error_for_status")
+                {
+                    self.found = true;
+                }
+            }
+            syn::visit::visit_local(self, l);
+        }
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    let tested: Vec<&str> = result.tested_exprs.iter().map(|s| index.text(*s)).collect();
+    if tested.iter().any(|t| t.contains("error_for_status")) {
+        return true;
+    }
+    let mut l = L {
+        tested: &tested,
+        found: false,
+    };
+    l.visit_block(body);
+    l.found
+}
+
+pub(super) fn calls_method_expr(e: &Expr, name: &str) -> bool {
+    let t = names::text(e);
+    t.contains(name)
+}

@@ -1,0 +1,985 @@
+//! Loops that look like retries and are not: supervisors, readiness waits, polls, walks and searches over alternatives, pointer chasing, a policy that decides each round (LABELS.md: a retry is the same operation, with the same input, repeated after it failed).
+
+use syn::visit::Visit;
+use syn::{Block, Expr};
+
+use crate::analysis::flow::{FlowResult, Outcome};
+use crate::analysis::names;
+use crate::analysis::scope::{FileScope, LocalFn};
+use crate::analysis::span::LineIndex;
+use crate::analysis::values::{pat_bindings, LoopFacts};
+use crate::source::Span;
+
+#[allow(clippy::wildcard_imports)]
+use super::*;
+
+/// The structural test: success leaves, failure goes round again, success does not go round
+/// again (that is polling), and the operation is not a spin on a lock, a CAS or a channel.
+pub(super) fn is_retry_shape(r: &FlowResult) -> bool {
+    if !r.success_exit {
+        return false;
+    }
+    let failing = r
+        .continues
+        .iter()
+        .filter(|c| c.outcome.may_fail())
+        .collect::<Vec<_>>();
+    if failing.is_empty() || failing.iter().all(|c| c.readiness) {
+        return false;
+    }
+    if r.continues.iter().any(|c| c.outcome == Outcome::Success) {
+        return false;
+    }
+    // What failed on the paths that go round again: a CAS, a lock, a channel, an accept.
+    let failed_ops: Vec<&str> = failing
+        .iter()
+        .filter(|c| !c.readiness)
+        .filter_map(|c| c.op.as_deref())
+        .collect();
+    if !failed_ops.is_empty() && failed_ops.iter().all(|o| names::is_spin_operation(o)) {
+        return false;
+    }
+    if failed_ops.is_empty()
+        && r.tested_ops().next().is_some()
+        && r.tested_ops().all(names::is_spin_operation)
+    {
+        return false;
+    }
+    true
+}
+
+/// A loop that runs a long-running operation (a session, a reconciliation, a watch) again
+/// whenever it ends, and pauses only when it ended in failure: it never stops by design (no way
+/// out on success), goes round at once after a normal end and always waits after a failure.
+/// The operation is a session, not a receive or a poll: an event loop that pauses after a
+/// failed `recv` is not one.
+pub(super) fn is_supervisor(r: &FlowResult) -> bool {
+    if r.success_exit {
+        return false;
+    }
+    let failing: Vec<_> = r.failing().collect();
+    let ended: Vec<_> = r
+        .continues
+        .iter()
+        .filter(|c| c.outcome == Outcome::Success)
+        .collect();
+    !failing.is_empty()
+        && !ended.is_empty()
+        && failing.iter().all(|c| c.waited)
+        && ended.iter().all(|c| !c.waited)
+        && failing
+            .iter()
+            .chain(&ended)
+            .all(|c| c.op.as_deref().is_some_and(names::is_session_operation))
+}
+
+/// Where a function body starts something that runs beside it (the file offsets where the
+/// calls end, so that a loop inside the started task is after none of them): a thread, a
+/// task, a process (`thread::spawn`, `tokio::spawn`,
+/// `Command::new(..).spawn()`).
+pub(super) fn spawns(body: &Block, index: &LineIndex<'_>) -> Vec<usize> {
+    struct Spawn<'i, 'a>(&'i LineIndex<'a>, Vec<usize>);
+    impl<'ast> Visit<'ast> for Spawn<'_, '_> {
+        fn visit_expr(&mut self, e: &'ast Expr) {
+            let _guard = crate::analysis::limits::enter();
+            let call = match e {
+                Expr::MethodCall(m) => Some((&m.method, m.paren_token.span.close())),
+                Expr::Call(c) => match &*c.func {
+                    Expr::Path(p) => p
+                        .path
+                        .segments
+                        .last()
+                        .map(|s| (&s.ident, c.paren_token.span.close())),
+                    _ => None,
+                },
+                _ => None,
+            };
+            if let Some((id, close)) = call {
+                if matches!(
+                    id.to_string().as_str(),
+                    "spawn" | "spawn_blocking" | "spawn_local"
+                ) {
+                    self.1.push(self.0.span(close).end);
+                }
+            }
+            syn::visit::visit_expr(self, e);
+        }
+
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    let mut found = Spawn(index, Vec::new());
+    found.visit_block(body);
+    found.1
+}
+
+/// A loop that waits for something to come up by probing it: every operation it tests
+/// (in its body, or its `while` condition) connects, pings or asks for health or readiness.
+pub(super) fn is_readiness_probe(l: &Expr, r: &FlowResult) -> bool {
+    let probes = |n: &String| {
+        let n = n.to_ascii_lowercase();
+        ["connect", "ping", "health", "ready", "probe", "alive"]
+            .iter()
+            .any(|w| n.contains(w))
+    };
+    let mut ops: Vec<String> = r.tested_ops().map(str::to_owned).collect();
+    if let Expr::While(w) = l {
+        let cond = match &*w.cond {
+            Expr::Let(le) => &*le.expr,
+            other => other,
+        };
+        ops.extend(names::last_call(cond));
+    }
+    !ops.is_empty() && ops.iter().all(probes)
+}
+
+/// A retry whose every failing way round restarts a session operation (`while
+/// worker.run().is_err() { .. }`): a supervisor, meant to go on for ever. A session is named for
+/// one (`run`, `serve`) or is a function of this file that serves one (see [`serves_session`]);
+/// the round's other operations that fail are its set-up when the body calls them first (a
+/// handshake before dispatching what the server sends).
+pub(super) fn restarts_session(
+    r: &FlowResult,
+    body: &Block,
+    scope: &FileScope<'_>,
+    fn_name: &str,
+) -> bool {
+    let ops: Vec<&str> = r.failing().filter_map(|c| c.op.as_deref()).collect();
+    if ops.is_empty() || r.failing().any(|c| c.op.is_none()) {
+        return false;
+    }
+    let is_session = |op: &str| {
+        names::is_session_operation(op)
+            || (op != fn_name
+                && scope
+                    .function_via(op, Some(&crate::analysis::Via::Method))
+                    .or_else(|| scope.function(op))
+                    .is_some_and(|f| serves_session(f.block, scope)))
+    };
+    let order = call_order(body);
+    let first_call = |op: &str| order.iter().position(|n| n == op);
+    let Some(session_at) = ops
+        .iter()
+        .filter(|op| is_session(op))
+        .filter_map(|op| first_call(op))
+        .max()
+        .or_else(|| ops.iter().all(|op| is_session(op)).then_some(0))
+    else {
+        return false;
+    };
+    ops.iter()
+        .all(|op| is_session(op) || first_call(op).is_some_and(|at| at < session_at))
+}
+
+/// Whether a loop of `f` (a function that returns nothing) re-establishes a connection on
+/// behalf of the servers of a session: every operation it tests connects, and every call of `f`
+/// in the file is made by a function that serves a session ([`serves_session`]; a router that
+/// reconnects when its connection drops). A connection a caller waits for first (a
+/// constructor's) is not.
+pub(super) fn reconnects_for_server(
+    l: &Expr,
+    f: &LocalFn<'_>,
+    scope: &FileScope<'_>,
+    index: &LineIndex<'_>,
+) -> bool {
+    let body = match l {
+        Expr::Loop(x) => &x.body,
+        Expr::While(w) => &w.body,
+        Expr::ForLoop(x) => &x.body,
+        _ => return false,
+    };
+    let calls = call_order(body);
+    let connects = |n: &String| n.to_ascii_lowercase().contains("connect") || n.contains("open");
+    if !calls.iter().any(connects) {
+        return false;
+    }
+    let name = f.sig.ident.to_string();
+    // Every call of it written in the file, read from the text (which the pre-filter has not
+    // blanked: a constructor's call counts even where its body was not parsed, and so do calls
+    // in macros such as `select!` arms), must be in a function that serves a session, or in
+    // the helper itself.
+    let text = index.source();
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    let calls: Vec<usize> = text
+        .match_indices(name.as_str())
+        .map(|(at, _)| at)
+        .filter(|&at| {
+            !text[..at].chars().next_back().is_some_and(ident)
+                && text[at + name.len()..].trim_start().starts_with('(')
+                && !text[..at].trim_end().ends_with("fn")
+        })
+        .collect();
+    let own = index.of(f.block);
+    let inside = |s: &Span, at: usize| s.start <= at && at < s.end;
+    let callers: Vec<&LocalFn<'_>> = scope
+        .fns
+        .values()
+        .flatten()
+        .filter(|g| !std::ptr::eq(g.block, f.block))
+        .filter(|g| calls.iter().any(|&at| inside(&index.of(g.block), at)))
+        .collect();
+    !callers.is_empty()
+        && callers.iter().all(|g| serves_session(g.block, scope))
+        && calls
+            .iter()
+            .all(|&at| inside(&own, at) || callers.iter().any(|g| inside(&index.of(g.block), at)))
+}
+
+/// The names of the calls in a body, in the order they are written (closures and items
+/// skipped).
+pub(super) fn call_order(body: &Block) -> Vec<String> {
+    struct Order(Vec<String>);
+    impl<'v> Visit<'v> for Order {
+        fn visit_expr(&mut self, e: &'v Expr) {
+            let _guard = crate::analysis::limits::enter();
+            match e {
+                Expr::Closure(_) => return,
+                Expr::MethodCall(_) | Expr::Call(_) => self.0.extend(names::last_call(e)),
+                _ => {}
+            }
+            syn::visit::visit_expr(self, e);
+        }
+        fn visit_item(&mut self, _: &'v syn::Item) {}
+    }
+    let mut order = Order(Vec::new());
+    order.visit_block(body);
+    order.0
+}
+
+/// Whether a function body serves a session: a loop in it receives what the peer sends until
+/// the connection drops (`while let Some(op) = decode(&mut reader)?`, a `loop` over a
+/// `select!` of `stream.next()` and `rx.recv()`).
+pub(super) fn serves_session(body: &Block, scope: &FileScope<'_>) -> bool {
+    /// A receive anywhere in what it visits (the futures of a `select!` too).
+    struct R<'s, 'a> {
+        scope: &'s FileScope<'a>,
+        found: bool,
+    }
+    impl<'v> Visit<'v> for R<'_, '_> {
+        fn visit_expr(&mut self, e: &'v Expr) {
+            let _guard = crate::analysis::limits::enter();
+            let receive = match e {
+                Expr::Closure(_) => return,
+                Expr::Await(a) => matches!(&*a.base, Expr::MethodCall(m)
+                    if names::is_receive_operation(&m.method.to_string(), true)),
+                Expr::MethodCall(_) | Expr::Call(_) => {
+                    names::last_call(e).is_some_and(|n| names::is_receive_operation(&n, false))
+                }
+                _ => false,
+            };
+            self.found |= receive;
+            syn::visit::visit_expr(self, e);
+        }
+        fn visit_macro(&mut self, m: &'v syn::Macro) {
+            let _guard = crate::analysis::limits::enter();
+            for future in self.scope.select_futures(m) {
+                // `stream.next()` raced in a `select!` is awaited by it.
+                let next = matches!(future, Expr::MethodCall(c)
+                    if names::is_receive_operation(&c.method.to_string(), true));
+                self.found |= next;
+                self.visit_expr(future);
+            }
+        }
+        fn visit_item(&mut self, _: &'v syn::Item) {}
+    }
+    /// The loops of the body (not in closures or items).
+    struct Loops<'v>(Vec<&'v Expr>);
+    impl<'v> Visit<'v> for Loops<'v> {
+        fn visit_expr(&mut self, e: &'v Expr) {
+            let _guard = crate::analysis::limits::enter();
+            match e {
+                Expr::Closure(_) => return,
+                Expr::While(_) | Expr::Loop(_) | Expr::ForLoop(_) => self.0.push(e),
+                _ => {}
+            }
+            syn::visit::visit_expr(self, e);
+        }
+        fn visit_item(&mut self, _: &'v syn::Item) {}
+    }
+    let _guard = crate::analysis::limits::enter();
+    let mut loops = Loops(Vec::new());
+    loops.visit_block(body);
+    loops.0.into_iter().any(|l| {
+        let mut r = R {
+            scope,
+            found: false,
+        };
+        match l {
+            Expr::While(w) => {
+                r.visit_expr(&w.cond);
+                for st in &w.body.stmts {
+                    r.visit_stmt(st);
+                }
+            }
+            Expr::Loop(x) => {
+                for st in &x.body.stmts {
+                    r.visit_stmt(st);
+                }
+            }
+            Expr::ForLoop(f) => r.visit_expr(&f.expr),
+            _ => {}
+        }
+        r.found
+    })
+}
+
+/// Whether a tested operation uses a place the loop replaces with where the last answer points
+/// (`url = resp.headers().get(LOCATION)..`, `cursor = page.next_cursor`).
+pub(super) fn follows_pointer(
+    result: &FlowResult,
+    body: &Block,
+    facts: &LoopFacts<'_>,
+    index: &LineIndex<'_>,
+) -> bool {
+    facts.mutations.iter().any(|(key, muts)| {
+        !facts.counters.contains(key)
+            && muts.iter().any(|m| match m {
+                crate::analysis::values::Mutation::Assign(rhs) => {
+                    let t = names::text(*rhs).to_ascii_lowercase();
+                    t.split(|c: char| !c.is_alphanumeric() && c != '_')
+                        .any(|w| {
+                            matches!(
+                                w,
+                                "location"
+                                    | "redirect"
+                                    | "next"
+                                    | "cursor"
+                                    | "next_cursor"
+                                    | "continuation"
+                                    | "continuation_token"
+                                    | "page_token"
+                                    | "next_page"
+                                    | "next_page_token"
+                                    | "next_url"
+                                    | "next_link"
+                                    | "href"
+                            )
+                        })
+                }
+                crate::analysis::values::Mutation::Compound(..) => false,
+            })
+            && (tested_ops_mention(result, index, key) || passed_to_call(body, key))
+    })
+}
+
+/// Whether a pass rewrites what the tested operation is given from what its failure said
+/// (an `OffchainLookup` revert answered by a gateway and turned into the next call's input:
+/// `tx.set_input(callback)` where `callback` is worked out from the error): each pass asks
+/// something new, as a redirect does. Not a reset of the same request by an error handler
+/// (`txn = txn.on_error(err)`, `txn = db.reset(err)`).
+pub(super) fn rewrites_input_from_failure(
+    result: &FlowResult,
+    body: &Block,
+    index: &LineIndex<'_>,
+) -> bool {
+    /// The names bound inside `Err(..)` patterns, and the places set from something.
+    #[derive(Default)]
+    struct V<'v> {
+        failures: Vec<String>,
+        /// (place, value): `place = value`, `place.field = value`, `place.set_x(value, ..)`.
+        sets: Vec<(String, Vec<&'v Expr>)>,
+    }
+    impl<'v> Visit<'v> for V<'v> {
+        fn visit_pat_tuple_struct(&mut self, p: &'v syn::PatTupleStruct) {
+            let _guard = crate::analysis::limits::enter();
+            if p.path.segments.last().is_some_and(|s| s.ident == "Err") {
+                for e in &p.elems {
+                    pat_bindings(e, &mut self.failures);
+                }
+            }
+            syn::visit::visit_pat_tuple_struct(self, p);
+        }
+        fn visit_expr(&mut self, e: &'v Expr) {
+            let _guard = crate::analysis::limits::enter();
+            let root = |mut t: &'v Expr| {
+                while let Expr::Field(f) = t {
+                    t = &f.base;
+                }
+                match t {
+                    Expr::Path(p) => p.path.get_ident().map(ToString::to_string),
+                    _ => None,
+                }
+            };
+            match e {
+                Expr::Closure(_) => return,
+                Expr::Assign(a) => {
+                    if let Some(place) = root(&a.left) {
+                        self.sets.push((place, vec![&*a.right]));
+                    }
+                }
+                Expr::MethodCall(m) if m.method.to_string().starts_with("set_") => {
+                    if let Some(place) = root(&m.receiver) {
+                        self.sets.push((place, m.args.iter().collect()));
+                    }
+                }
+                _ => {}
+            }
+            syn::visit::visit_expr(self, e);
+        }
+        fn visit_item(&mut self, _: &'v syn::Item) {}
+    }
+    let mut v = V::default();
+    v.visit_block(body);
+    if v.failures.is_empty() || v.sets.is_empty() {
+        return false;
+    }
+    // What was worked out from the failure (not the error itself: `txn = db.on_error(err)`
+    // resets the same transaction, a retry).
+    let derived: Vec<String> = derived_names(body, &v.failures, true)
+        .into_iter()
+        .filter(|d| !v.failures.contains(d))
+        .collect();
+    v.sets.iter().any(|(place, values)| {
+        !v.failures.contains(place)
+            && !derived.contains(place)
+            && !names::is_retry_word(place)
+            && tested_ops_mention(result, index, place)
+            // A new value, not the place's own reset (`txn = txn.settle(err)`).
+            && values.iter().all(|e| !crate::analysis::values::mentions(e, place))
+            && values
+                .iter()
+                .any(|e| derived.iter().any(|d| crate::analysis::values::mentions(e, d)))
+    })
+}
+
+/// Whether every failing way round of a loop goes through the arms of a `match` on a retry
+/// policy object's decision: `let d = session.decide_should_retry(info); match d {
+/// RetryDecision::RetrySameTarget(_) => continue, RetryDecision::DontRetry => break, .. }`.
+pub(super) fn policy_decides(result: &FlowResult, body: &Block, index: &LineIndex<'_>) -> bool {
+    /// The spans of the `match`es on a decision, and the names bound to a decision.
+    struct V<'i, 'a> {
+        index: &'i LineIndex<'a>,
+        decided: Vec<String>,
+        matches: Vec<Span>,
+    }
+    fn decides(e: &Expr) -> bool {
+        let _guard = crate::analysis::limits::enter();
+        match e {
+            Expr::Await(a) => decides(&a.base),
+            Expr::MethodCall(m) => {
+                let n = m.method.to_string().to_ascii_lowercase();
+                n.contains("should_retry") || n.starts_with("decide") || n.contains("decision")
+            }
+            _ => false,
+        }
+    }
+    impl<'v> Visit<'v> for V<'_, '_> {
+        fn visit_local(&mut self, l: &'v syn::Local) {
+            let _guard = crate::analysis::limits::enter();
+            if l.init.as_ref().is_some_and(|i| decides(&i.expr)) {
+                pat_bindings(&l.pat, &mut self.decided);
+            }
+            syn::visit::visit_local(self, l);
+        }
+        fn visit_expr(&mut self, e: &'v Expr) {
+            let _guard = crate::analysis::limits::enter();
+            match e {
+                Expr::Closure(_) => return,
+                Expr::Match(m) => {
+                    let on_decision = decides(&m.expr)
+                        || matches!(&*m.expr, Expr::Path(p)
+                            if p.path.get_ident().is_some_and(|id| self.decided.iter().any(|d| id == d)));
+                    // The arms name the policy's verdicts (`RetryDecision::DontRetry`).
+                    let verdicts = m.arms.iter().all(|a| match &a.pat {
+                        syn::Pat::TupleStruct(t) => t.path.segments.len() >= 2,
+                        syn::Pat::Path(p) => p.path.segments.len() >= 2,
+                        syn::Pat::Struct(s) => s.path.segments.len() >= 2,
+                        syn::Pat::Wild(_) => true,
+                        _ => false,
+                    });
+                    if on_decision && verdicts {
+                        self.matches.push(self.index.of(e));
+                    }
+                }
+                _ => {}
+            }
+            syn::visit::visit_expr(self, e);
+        }
+        fn visit_item(&mut self, _: &'v syn::Item) {}
+    }
+    let mut v = V {
+        index,
+        decided: Vec::new(),
+        matches: Vec::new(),
+    };
+    v.visit_block(body);
+    if v.matches.is_empty() {
+        return false;
+    }
+    let mut failing = result.failing().peekable();
+    failing.peek().is_some()
+        && failing.all(|c| {
+            v.matches
+                .iter()
+                .any(|m| m.start <= c.span.start && c.span.end <= m.end)
+        })
+}
+
+/// The `then` branches of `if let Some(x) = v.take() { .. } else { .. }` at the top of a loop
+/// body whose branch does not set `v` again: going round from there, the next pass finds `v`
+/// empty and runs the `else`.
+pub(super) fn taken_branches(body: &Block, index: &LineIndex<'_>) -> Vec<Span> {
+    let mut out = Vec::new();
+    for st in &body.stmts {
+        let syn::Stmt::Expr(Expr::If(i), _) = st else {
+            continue;
+        };
+        if i.else_branch.is_none() {
+            continue;
+        }
+        let Expr::Let(le) = &*i.cond else { continue };
+        let Expr::MethodCall(m) = &*le.expr else {
+            continue;
+        };
+        let taken = match &*m.receiver {
+            Expr::Path(p) if m.method == "take" && m.args.is_empty() => p.path.get_ident(),
+            _ => None,
+        };
+        let Some(v) = taken.map(ToString::to_string) else {
+            continue;
+        };
+        let sets_again = LoopFacts::collect(&i.then_branch, &[])
+            .mutations
+            .contains_key(&v);
+        if crate::analysis::flow::option_outcome(&le.pat).is_some() && !sets_again {
+            out.push(index.of(&i.then_branch));
+        }
+    }
+    out
+}
+
+/// Whether `key` is passed to a call in `body` (`client.get(&url)`).
+pub(super) fn passed_to_call(body: &Block, key: &str) -> bool {
+    struct P<'k> {
+        key: &'k str,
+        found: bool,
+    }
+    impl<'ast> Visit<'ast> for P<'_> {
+        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            let _guard = crate::analysis::limits::enter();
+            if m.args
+                .iter()
+                .any(|a| crate::analysis::values::mentions(a, self.key))
+            {
+                self.found = true;
+            }
+            syn::visit::visit_expr_method_call(self, m);
+        }
+        fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+            let _guard = crate::analysis::limits::enter();
+            if c.args
+                .iter()
+                .any(|a| crate::analysis::values::mentions(a, self.key))
+            {
+                self.found = true;
+            }
+            syn::visit::visit_expr_call(self, c);
+        }
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    let mut p = P { key, found: false };
+    p.visit_block(body);
+    p.found
+}
+
+/// `names`, and the `let`s of `body` computed from them (`let body = Request { model, .. }`);
+/// `from_pattern`: the names are bound by the loop's pattern, not by a `let` of the body.
+/// Whether the elements a `for` loop binds (`vars`) reach its body other than as the round's
+/// wait: used outside the waits' calls (`waits`), outside statement macros (a log line) and
+/// outside the tests that only choose what to do (a `match` on the element, an `if` or a
+/// comparison: `match retry_delay { Some(d) => sleep(d), None => return }` is a schedule), except
+/// to compute a name that is itself only waited on (`let d = delay * 2; sleep(d)`).
+pub(super) fn elements_feed_the_rounds(body: &Block, vars: &[String], waits: &Waits<'_>) -> bool {
+    let _guard = crate::analysis::limits::enter();
+    let wait_calls: Vec<(usize, usize)> = waits
+        .sleeps
+        .iter()
+        .map(|(call, _, _)| *call)
+        .chain(waits.helpers.iter().map(|(call, ..)| *call))
+        // Not the calls that wait up to a time they are given: they are the operation too
+        // (`connect_timeout(addr, timeout)`), and what they are given is its input.
+        .map(|call| {
+            let span = syn::spanned::Spanned::span(call);
+            (span.byte_range().start, span.byte_range().end)
+        })
+        .collect();
+    let mut uses = Uses {
+        vars,
+        wait_calls: &wait_calls,
+        waited_names: Vec::new(),
+        feeds: Vec::new(),
+        testing: false,
+        valued: false,
+    };
+    uses.visit_block(body);
+    // A `let` whose value takes an element and whose name is only waited on is part of the
+    // wait.
+    let waited: Vec<&String> = uses
+        .feeds
+        .iter()
+        .filter_map(|f| f.1.as_ref())
+        .filter(|name| uses.waited_names.contains(name))
+        .collect();
+    uses.feeds
+        .iter()
+        .any(|(_, bound)| bound.as_ref().is_none_or(|name| !waited.contains(&name)))
+}
+
+/// Finds the uses of a `for` loop's elements (see [`elements_feed_the_rounds`]).
+pub(super) struct Uses<'v> {
+    pub(in crate::analysis) vars: &'v [String],
+    pub(in crate::analysis) wait_calls: &'v [(usize, usize)],
+    /// Names used inside the waits' calls.
+    pub(in crate::analysis) waited_names: Vec<String>,
+    /// Each use outside a wait and a statement macro: where, and the name a `let` binds it to.
+    pub(in crate::analysis) feeds: Vec<(usize, Option<String>)>,
+    /// Inside a test that only chooses a path (a `match` scrutinee, a condition, a comparison).
+    pub(in crate::analysis) testing: bool,
+    /// Inside an expression whose value is data for something (a `let`'s value, a call's
+    /// arguments, an assignment): a `match` or an `if` there makes data of its scrutinee.
+    pub(in crate::analysis) valued: bool,
+}
+
+impl Uses<'_> {
+    pub(super) fn with(&mut self, testing: bool, valued: bool, visit: impl FnOnce(&mut Self)) {
+        let outer = (self.testing, self.valued);
+        self.testing = testing;
+        self.valued = valued;
+        visit(self);
+        (self.testing, self.valued) = outer;
+    }
+}
+
+impl Uses<'_> {
+    pub(super) fn in_wait(&self, at: usize) -> bool {
+        self.wait_calls
+            .iter()
+            .any(|(from, to)| (*from..*to).contains(&at))
+    }
+}
+
+impl<'ast> Visit<'ast> for Uses<'_> {
+    fn visit_stmt(&mut self, s: &'ast syn::Stmt) {
+        let _guard = crate::analysis::limits::enter();
+        match s {
+            // A log line or an assertion: not the operation's input.
+            syn::Stmt::Macro(_) | syn::Stmt::Expr(Expr::Macro(_), _) => {}
+            syn::Stmt::Local(l) => {
+                let mut bound = Vec::new();
+                pat_bindings(&l.pat, &mut bound);
+                let before = self.feeds.len();
+                self.with(self.testing, true, |v| syn::visit::visit_stmt(v, s));
+                if let [name] = bound.as_slice() {
+                    for f in &mut self.feeds[before..] {
+                        f.1 = Some(name.clone());
+                    }
+                }
+            }
+            _ => syn::visit::visit_stmt(self, s),
+        }
+    }
+
+    fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
+        let Some(ident) = p.path.get_ident() else {
+            return;
+        };
+        let name = ident.to_string();
+        let at = ident.span().byte_range().start;
+        if self.in_wait(at) {
+            self.waited_names.push(name);
+        } else if self.vars.contains(&name) && !self.testing {
+            self.feeds.push((at, None));
+        }
+    }
+
+    /// A call is an operation, wherever it is written (`if let Ok(s) = connect(addr)`, `match
+    /// fetch(url)`): what it is given counts.
+    fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+        let _guard = crate::analysis::limits::enter();
+        self.with(false, true, |v| syn::visit::visit_expr_call(v, c));
+    }
+
+    fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+        let _guard = crate::analysis::limits::enter();
+        self.with(false, true, |v| syn::visit::visit_expr_method_call(v, m));
+    }
+
+    fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
+        let _guard = crate::analysis::limits::enter();
+        self.with(self.testing, true, |v| syn::visit::visit_expr_assign(v, a));
+    }
+
+    fn visit_expr_struct(&mut self, e: &'ast syn::ExprStruct) {
+        let _guard = crate::analysis::limits::enter();
+        self.with(false, true, |v| syn::visit::visit_expr_struct(v, e));
+    }
+
+    /// A `match` whose value is not data only chooses a path: its scrutinee is a test (in a
+    /// `let`, its value is data, and what it is made of counts: `let path = match algo { .. }`).
+    fn visit_expr_match(&mut self, m: &'ast syn::ExprMatch) {
+        let _guard = crate::analysis::limits::enter();
+        let testing = self.testing || !self.valued;
+        self.with(testing, self.valued, |v| v.visit_expr(&m.expr));
+        for arm in &m.arms {
+            self.visit_arm(arm);
+        }
+    }
+
+    fn visit_expr_if(&mut self, i: &'ast syn::ExprIf) {
+        let _guard = crate::analysis::limits::enter();
+        let testing = self.testing || !self.valued;
+        self.with(testing, self.valued, |v| v.visit_expr(&i.cond));
+        self.visit_block(&i.then_branch);
+        if let Some((_, e)) = &i.else_branch {
+            self.visit_expr(e);
+        }
+    }
+
+    fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
+        let _guard = crate::analysis::limits::enter();
+        let compares = matches!(
+            b.op,
+            syn::BinOp::Eq(_)
+                | syn::BinOp::Ne(_)
+                | syn::BinOp::Lt(_)
+                | syn::BinOp::Le(_)
+                | syn::BinOp::Gt(_)
+                | syn::BinOp::Ge(_)
+        );
+        let outer = self.testing;
+        self.testing |= compares;
+        syn::visit::visit_expr_binary(self, b);
+        self.testing = outer;
+    }
+
+    /// A macro whose value is used (`format!("{mirror}/{path}")`): its tokens name an element
+    /// directly, or in a string's inline format argument.
+    fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        let at = syn::spanned::Spanned::span(&m.path).byte_range().start;
+        if !self.in_wait(at) && tokens_name(m.tokens.clone(), self.vars) {
+            self.feeds.push((at, None));
+        }
+    }
+
+    fn visit_item(&mut self, _: &'ast syn::Item) {}
+}
+
+/// Whether `tokens` name one of `vars`: as an identifier, or as an inline format argument of a
+/// string (`"{var}"`, `"{var:?}"`).
+pub(super) fn tokens_name(tokens: proc_macro2::TokenStream, vars: &[String]) -> bool {
+    let _guard = crate::analysis::limits::enter();
+    tokens.into_iter().any(|t| match t {
+        proc_macro2::TokenTree::Ident(i) => vars.iter().any(|v| i == v),
+        proc_macro2::TokenTree::Group(g) => tokens_name(g.stream(), vars),
+        proc_macro2::TokenTree::Literal(l) => {
+            let text = l.to_string();
+            vars.iter()
+                .any(|v| text.contains(&format!("{{{v}}}")) || text.contains(&format!("{{{v}:")))
+        }
+        proc_macro2::TokenTree::Punct(_) => false,
+    })
+}
+
+pub(super) fn derived_names(body: &Block, names: &[String], from_pattern: bool) -> Vec<String> {
+    let _guard = crate::analysis::limits::enter();
+    let mut out = names.to_vec();
+    // Names bound so far: a name of `names` bound again by a `let` of its own (`let key =
+    // Uuid::new_v4()` over a loop variable `key`) no longer holds what was drawn. The `let`
+    // that draws a name (`let idx = match hosts.pick_next() ..`) is its first binding.
+    let mut bound_before: Vec<String> = if from_pattern {
+        names.to_vec()
+    } else {
+        Vec::new()
+    };
+    for stmt in &body.stmts {
+        if let syn::Stmt::Local(l) = stmt {
+            let mut bound = Vec::new();
+            pat_bindings(&l.pat, &mut bound);
+            let derived = l.init.as_ref().is_some_and(|init| {
+                out.iter()
+                    .any(|n| crate::analysis::values::mentions(&init.expr, n))
+            });
+            if derived {
+                out.extend(bound.iter().cloned());
+            } else {
+                out.retain(|n| !(bound.contains(n) && bound_before.contains(n)));
+            }
+            bound_before.extend(bound);
+        }
+    }
+    out
+}
+
+/// The variables a loop body steps (`i += 1`, `i = (i + 1) % n`, `i = 0`), not inside
+/// closures.
+pub(super) fn stepped_index_vars(body: &Block) -> Vec<String> {
+    struct V(Vec<String>);
+    impl<'v> Visit<'v> for V {
+        fn visit_expr(&mut self, e: &'v Expr) {
+            let _guard = crate::analysis::limits::enter();
+            let target = match e {
+                Expr::Closure(_) => return,
+                Expr::Assign(a) => Some(&*a.left),
+                Expr::Binary(b) if matches!(b.op, syn::BinOp::AddAssign(_)) => Some(&*b.left),
+                _ => None,
+            };
+            if let Some(Expr::Path(p)) = target {
+                if let Some(id) = p.path.get_ident() {
+                    self.0.push(id.to_string());
+                }
+            }
+            syn::visit::visit_expr(self, e);
+        }
+
+        fn visit_item(&mut self, _: &'v syn::Item) {}
+    }
+    let mut v = V(Vec::new());
+    v.visit_block(body);
+    v.0.sort();
+    v.0.dedup();
+    v.0
+}
+
+/// Whether an operation the loop tests indexes with `var` (`self.queues[i].get()`,
+/// `nodes[i % n]`).
+pub(super) fn tested_ops_index_with(r: &FlowResult, index: &LineIndex<'_>, var: &str) -> bool {
+    r.tested_exprs
+        .iter()
+        .any(|s| indexes_with(index.text(*s), var))
+}
+
+/// Whether code text indexes with `var` (`[i]`, `[i % n]`).
+pub(super) fn indexes_with(text: &str, var: &str) -> bool {
+    text.match_indices('[').any(|(at, _)| {
+        let rest = text[at + 1..].trim_start();
+        rest.strip_prefix(var)
+            .is_some_and(|after| !after.starts_with(|c: char| c.is_alphanumeric() || c == '_'))
+    })
+}
+
+/// The names the top of a loop body binds to what an element indexed with `var` is asked
+/// (`let connection = self.queues[i].get();`; not `let d = DELAYS[i];`).
+pub(super) fn lets_indexing_with(body: &Block, var: &str) -> Vec<String> {
+    /// A call made on an element indexed with `var`, through awaits, `?` and fields.
+    fn asks_indexed(e: &Expr, var: &str, called: bool) -> bool {
+        let _guard = crate::analysis::limits::enter();
+        match e {
+            Expr::MethodCall(m) => asks_indexed(&m.receiver, var, true),
+            Expr::Await(a) => asks_indexed(&a.base, var, called),
+            Expr::Try(t) => asks_indexed(&t.expr, var, called),
+            Expr::Field(f) => asks_indexed(&f.base, var, called),
+            Expr::Paren(p) => asks_indexed(&p.expr, var, called),
+            Expr::Index(i) => called && crate::analysis::values::mentions(&i.index, var),
+            _ => false,
+        }
+    }
+    let mut out = Vec::new();
+    for stmt in &body.stmts {
+        if let syn::Stmt::Local(l) = stmt {
+            if l.init
+                .as_ref()
+                .is_some_and(|init| asks_indexed(&init.expr, var, false))
+            {
+                pat_bindings(&l.pat, &mut out);
+            }
+        }
+    }
+    out
+}
+
+pub(super) fn tested_ops_mention(r: &FlowResult, index: &LineIndex<'_>, var: &str) -> bool {
+    r.tested_exprs.iter().any(|s| {
+        index
+            .text(*s)
+            .split(|c: char| !c.is_alphanumeric() && c != '_')
+            .any(|w| w == var)
+    })
+}
+
+/// The names a loop body binds, at its top, to the next of a set of alternatives, leaving when
+/// there is none: `let idx = match tracker.pick_next() { Some(i) => i, None => break };`,
+/// `let Some(host) = hosts.next() else { return Err(e) };`.
+pub(super) fn drawn_alternatives(body: &Block) -> Vec<String> {
+    let draws = draws_alternative;
+    let mut out = Vec::new();
+    for st in &body.stmts {
+        let syn::Stmt::Local(local) = st else {
+            continue;
+        };
+        let Some(init) = &local.init else { continue };
+        let is_draw = match (&*init.expr, &init.diverge) {
+            (e, Some((_, otherwise))) => draws(e) && crate::analysis::flow::leaves(otherwise),
+            (Expr::Match(m), None) => {
+                draws(&m.expr)
+                    && m.arms.iter().any(|a| {
+                        crate::analysis::flow::option_outcome(&a.pat).is_some()
+                            && crate::analysis::flow::leaves(&a.body)
+                    })
+            }
+            _ => false,
+        };
+        if is_draw {
+            pat_bindings(&local.pat, &mut out);
+        }
+    }
+    out
+}
+
+/// Whether `e` draws the next alternative: `hosts.pick_next()`, or such a call in a closure
+/// handed to an accessor (`health.with_tracker(|t| t.pick_next_endpoint())`).
+pub(super) fn draws_alternative(e: &Expr) -> bool {
+    let _guard = crate::analysis::limits::enter();
+    let mut e = e;
+    while let Expr::Await(a) = e {
+        e = &a.base;
+    }
+    match e {
+        Expr::MethodCall(m) if names::is_next_alternative(&m.method.to_string()) => true,
+        Expr::MethodCall(m) => m.args.iter().any(|a| match a {
+            Expr::Closure(c) => draws_alternative(&c.body),
+            _ => false,
+        }),
+        _ => false,
+    }
+}
+
+/// `while let Some(idx) = tracker.pick_next()`: the variables each pass draws.
+pub(super) fn drawn_by_condition(cond: &Expr) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Expr::Let(l) = cond {
+        if crate::analysis::flow::option_outcome(&l.pat).is_some() && draws_alternative(&l.expr) {
+            pat_bindings(&l.pat, &mut out);
+        }
+    }
+    out
+}
+
+/// An I/O operation whose failure is logged before going round again: a retry even without a
+/// pause or a counter (a compare-and-swap or a parse loop neither logs nor does I/O).
+pub(super) fn logs_and_does_io(l: &Expr, result: &FlowResult) -> bool {
+    let io = result.tested_ops().any(names::is_io_operation);
+    if !io {
+        return false;
+    }
+    let text = names::text(l);
+    text.split(|c: char| !c.is_alphanumeric() && c != '_')
+        .any(|w| {
+            matches!(
+                w,
+                "error" | "warn" | "info" | "debug" | "trace" | "eprintln" | "println" | "log"
+            )
+        })
+        || result
+            .tested_ops()
+            .any(|o| matches!(o, "connect" | "send_to" | "send"))
+}
+
+pub(super) fn mentions_retry_words(l: &Expr, fn_name: &str) -> bool {
+    if names::is_retry_word(fn_name) {
+        return true;
+    }
+    // Variables, functions, fields and log text; not type names (`RetryError` in a regex engine).
+    let text = names::text(l);
+    text.split(|c: char| !c.is_alphanumeric() && c != '_')
+        .filter(|w| !w.chars().next().is_some_and(char::is_uppercase))
+        .any(names::is_retry_word)
+}

@@ -1,0 +1,418 @@
+//! Retry loops and recursions: the site each one is, from its flow (what goes round again after a failure, how it is bounded, what it waits, what it retries), and what rules it out.
+
+use syn::Expr;
+
+use crate::analysis::flow::{Flow, Mode, Outcome};
+use crate::analysis::keys::per_attempt_keys;
+use crate::analysis::names;
+use crate::analysis::scope::{Facts, LocalFn};
+use crate::analysis::status::StatusEval;
+use crate::analysis::values::{pat_bindings, Locals, LoopFacts, ValueCx};
+use crate::analysis::{Bound, BoundKind, RetrySite, SiteKind};
+
+#[allow(clippy::wildcard_imports)]
+use super::*;
+
+impl<'a> Builder<'a, '_> {
+    /// `started_at`: where the function starts a thread, task or process (see [`spawns`]).
+    pub(super) fn loop_site(
+        &self,
+        l: &'a Expr,
+        locals: &Locals<'a>,
+        fn_name: &str,
+        in_timeout: bool,
+        started_at: &[usize],
+    ) -> Option<RetrySite> {
+        let _guard = crate::analysis::limits::enter();
+        let (body, label, head, start, extra_counters, loop_vars) = match l {
+            Expr::Loop(x) => (
+                &x.body,
+                x.label.as_ref(),
+                self.index.of(&x.loop_token),
+                Outcome::Neutral,
+                Vec::new(),
+                Vec::new(),
+            ),
+            Expr::While(w) => {
+                let head = self.index.between(&w.while_token, &w.cond);
+                let start = while_outcome(&w.cond);
+                (
+                    &w.body,
+                    w.label.as_ref(),
+                    head,
+                    start,
+                    Vec::new(),
+                    Vec::new(),
+                )
+            }
+            Expr::ForLoop(f) => {
+                let head = self.index.between(&f.for_token, &f.expr);
+                let mut vars = Vec::new();
+                pat_bindings(&f.pat, &mut vars);
+                let counters = if counts_attempts(&f.expr) {
+                    vars.clone()
+                } else {
+                    Vec::new()
+                };
+                (
+                    &f.body,
+                    f.label.as_ref(),
+                    head,
+                    Outcome::Neutral,
+                    counters,
+                    vars,
+                )
+            }
+            _ => return None,
+        };
+        let facts = LoopFacts::collect(body, &extra_counters);
+        let status = StatusEval {
+            file: self.scope,
+            locals,
+            status_idents: Vec::new(),
+            depth: 0,
+        };
+        let values = ValueCx {
+            file: self.scope,
+            locals,
+            facts: &facts,
+            params: None,
+            current_fn: fn_name,
+        };
+        let waits = self.waits(body, fn_name, false);
+        let label_name = label.map(|l| l.name.ident.to_string());
+        let mut flow = Flow::new(self.index, &status, &facts, label_name, Mode::Loop);
+        flow.waits = waits.calls();
+        if let Expr::While(w) = l {
+            if !matches!(&*w.cond, Expr::Let(_)) {
+                flow.flag_vars = facts
+                    .mutations
+                    .keys()
+                    .filter(|k| crate::analysis::values::mentions(&w.cond, k))
+                    .cloned()
+                    .collect();
+            }
+        }
+        let body_end = self.index.of(&body.brace_token.span.close());
+        match l {
+            Expr::While(w) if !matches!(&*w.cond, Expr::Let(_)) => {
+                flow.run_while(&w.cond, body, body_end);
+            }
+            _ => flow.run_loop_body(body, start, body_end),
+        }
+        let mut result = flow.result;
+        if start.may_fail() {
+            // `while res.is_err()`: the loop leaves when the operation succeeds.
+            result.success_exit = true;
+        }
+        // A supervisor restarts a long-running operation for ever, pausing only after it
+        // failed: a site for the pacing rules only.
+        // Probing what the function has just started (a test server, a child process) until it
+        // answers is a readiness wait, not a retry.
+        if started_at.iter().any(|at| *at < head.start) && is_readiness_probe(l, &result) {
+            return None;
+        }
+        let retry_shape = is_retry_shape(&result);
+        let supervisor = if retry_shape {
+            restarts_session(&result, body, self.scope, fn_name)
+        } else {
+            is_supervisor(&result)
+        };
+        if !supervisor && !retry_shape {
+            return None;
+        }
+        // A retry policy object's decision sends every failure round again: its limit (and
+        // its choice of what to retry) is the policy's.
+        let policy_decides = policy_decides(&result, body, self.index);
+        let taken = taken_branches(body, self.index);
+        let bound = match Self::loop_bound(l, &result, &facts, locals, in_timeout, &taken) {
+            Bound::Unbounded if policy_decides => Bound::Bounded(BoundKind::Policy),
+            b => b,
+        };
+        let limit = self.scope.consult(Facts::BOUND, || {
+            attempt_limit(Some(l), body, &facts, self.scope, locals)
+        });
+        // `for _ in 0..self.limit`: the number of rounds is a setting, as in a counter compared
+        // with one (`attempt < self.max_retries`).
+        let wait_bound = match l {
+            Expr::ForLoop(f) if limit.is_none() && range_end_is_setting(&f.expr) => {
+                Bound::Bounded(BoundKind::Counter)
+            }
+            _ => bound.clone(),
+        };
+        let longest = |arg: Option<&'a Expr>| {
+            longest_wait(&wait_bound, limit, arg, &facts, self.scope, locals)
+        };
+        let mut delays = self.delays_of(&waits, &values, &longest);
+        mark_ceilings(&mut delays, &waits, body);
+        // A `for` over a list of alternatives (addresses, mirrors) tries each once: not a retry.
+        if let Expr::ForLoop(_) = l {
+            // `for i in 0..resolvers.len() { resolvers[i].lookup(..) }` tries each one too.
+            // Also through what is derived from the index (`let reply = nodes[i].call(..)`).
+            let indexes_alternatives = !extra_counters.is_empty()
+                && loop_vars.iter().any(|v| !names::is_retry_word(v))
+                && derived_names(body, &loop_vars, true).iter().any(|v| {
+                    !names::is_retry_word(v) && tested_ops_mention(&result, self.index, v)
+                });
+            if indexes_alternatives {
+                return None;
+            }
+            // A `for` over elements (not a count of attempts) goes to the next element on each
+            // round: unless the element is only the round's wait (a schedule of delays), each
+            // round gives the operation a different input, and a retry repeats the same
+            // operation with the same input (a failover list, a walk, a search; whatever the
+            // names: `for attempt in ["NO_PROXY", "no_proxy"] { env::var(attempt) }`).
+            if extra_counters.is_empty()
+                && !loop_vars.is_empty()
+                && elements_feed_the_rounds(body, &loop_vars, &waits)
+            {
+                return None;
+            }
+        }
+        // `let idx = match hosts.pick_next() { Some(i) => i, None => break };` then
+        // `connect(idx)`: each pass draws the next alternative, a search, not a retry.
+        let drawn = match l {
+            Expr::Loop(lp) => drawn_alternatives(&lp.body),
+            Expr::While(w) => drawn_by_condition(&w.cond),
+            _ => Vec::new(),
+        };
+        // Each pass uses what it drew (directly or through `let endpoint = &endpoints[idx]`).
+        let drawn = derived_names(body, &drawn, false);
+        if drawn
+            .iter()
+            .any(|v| !names::is_retry_word(v) && tested_ops_mention(&result, self.index, v))
+        {
+            return None;
+        }
+        // `let c = self.queues[i].get(); i += 1;`: a position stepped each pass and used to
+        // index what the operation is asked of walks a list (the next queue, the next
+        // replica), a search.
+        if stepped_index_vars(body).iter().any(|v| {
+            !names::is_retry_word(v)
+                && !names::is_counter_name(v)
+                && (tested_ops_index_with(&result, self.index, v)
+                    || !lets_indexing_with(body, v).is_empty())
+        }) {
+            return None;
+        }
+        // An attempt counter: the `for` range, or a count stepped on a path that goes round
+        // again or tested on a way out (not any `+= 1` in the body, such as a tally of items).
+        // Following redirects or a cursor: the operation's input is replaced by what the last
+        // answer pointed to, so each pass sends something new.
+        if follows_pointer(&result, body, &facts, self.index)
+            || rewrites_input_from_failure(&result, body, self.index)
+        {
+            return None;
+        }
+        let has_counter = !extra_counters.is_empty()
+            || result
+                .continues
+                .iter()
+                .any(|c| c.outcome.may_fail() && c.stepped)
+            || result.bounded_by == Some(BoundKind::Counter);
+        // An immediate, uncounted re-run of one recognised kind of error (a stale pooled
+        // connection, a cancelled request) is a protocol step bounded by what produces that
+        // error, not a retry policy: stay silent.
+        let failing: Vec<_> = result
+            .continues
+            .iter()
+            .filter(|c| c.outcome.may_fail() && !c.readiness)
+            .collect();
+        if delays.is_empty() && !has_counter && failing.iter().all(|c| c.classified) {
+            return None;
+        }
+        if delays.is_empty()
+            && !has_counter
+            && !mentions_retry_words(l, fn_name)
+            && !logs_and_does_io(l, &result)
+        {
+            return None;
+        }
+        let statuses = self.statuses(&result, body);
+        if polls_named_client_errors(&result) {
+            return None;
+        }
+        let mut keys = per_attempt_keys(body, self.scope, self.index, fn_name);
+        for k in &mut keys {
+            k.hoist = hoist_fix(body, head, k.span, &loop_vars, self.index);
+        }
+        let retry_path = result
+            .continues
+            .iter()
+            .find(|c| c.outcome.may_fail() && !c.readiness)
+            .map(|c| c.err_arm.unwrap_or(c.span));
+        let per_attempt = AttemptFacts::of_expr(l, self.scope, self.index, Some(locals));
+        let blind = !policy_decides && is_blind(&result, body);
+        let unclassified = if policy_decides {
+            None
+        } else {
+            unclassified(&result, self.index, self.scope)
+        };
+        // A path that found the attempts used up goes round only when nothing else ends the
+        // loop (a `for` range, a `while` on the counter would).
+        // `for attempt in 0..2`: at most one second try.
+        // `let mut left = 2; while left > 0 { ..; left -= 1 }`: the same, counted down.
+        let second_try_only = match l {
+            Expr::ForLoop(f) => literal_range_len(&f.expr).is_some_and(|n| n <= 2),
+            Expr::While(w) => countdown_len(&w.cond, locals, &facts).is_some_and(|n| n <= 2),
+            _ => false,
+        };
+        // A loop nested in the body, or in a function of this file called on each attempt
+        // (`self.poll_balance(..)`, itself a retry that waits between its tries), waits.
+        // A failure path that awaits a call other than a known wait before going round waits
+        // as long as that call does, which is not read here: unknown, not "no wait".
+        let paced_inside = result
+            .failing()
+            .any(|c| c.awaited.iter().any(|name| self.may_wait(name, fn_name)))
+            || inner_loop_waits(body, self.scope)
+            || per_attempt.calls.iter().any(|c| {
+                c.name != fn_name
+                    && self
+                        .scope
+                        .function_via(&c.name, Some(&c.via))
+                        .is_some_and(|f| retries_with_waits(f.block, self.scope, fn_name, 2))
+            });
+        let unpaced = if delays.is_empty() || paced_inside {
+            None
+        } else {
+            unpaced_path(&result).filter(|u| {
+                matches!(u, crate::analysis::Unpaced::Skips(_))
+                    || matches!(
+                        bound,
+                        Bound::Unbounded | Bound::Bounded(BoundKind::Deadline)
+                    )
+            })
+        };
+        let has_keys = !keys.is_empty();
+        Some(RetrySite {
+            blind,
+            unclassified,
+            resend_safe: resends_only_unprocessed(&result),
+            evidence: Vec::new(),
+            supervisor,
+            unpaced,
+            paced_inside,
+            second_try_only,
+            limit_from: None,
+            delay_from: None,
+            origins: Vec::new(),
+            kind: SiteKind::Loop,
+            head,
+            bound,
+            delays,
+            statuses,
+            keys,
+            retry_path,
+            in_async: false,
+            function: String::new(),
+            policy: None,
+            reads_retry_after: per_attempt.reads_retry_after,
+            writes: per_attempt.writes,
+            sends_key: per_attempt.sends_key || has_keys,
+            calls: per_attempt.calls,
+        })
+    }
+}
+
+impl<'a> Builder<'a, '_> {
+    pub(super) fn recursion_site<'l>(
+        &self,
+        f: LocalFn<'a>,
+        locals: &dyn Fn() -> &'l Locals<'a>,
+        deadline: bool,
+    ) -> Option<RetrySite> {
+        let _guard = crate::analysis::limits::enter();
+        let name = f.sig.ident.to_string();
+        if !calls_itself(f.block, &name) {
+            return None;
+        }
+        let locals = locals();
+        let mut facts = LoopFacts::collect(f.block, &[]);
+        recursive_arg_mutations(f, &name, &mut facts);
+        let counters: Vec<String> = facts.counters.iter().cloned().collect();
+        let status = StatusEval {
+            file: self.scope,
+            locals,
+            status_idents: Vec::new(),
+            depth: 0,
+        };
+        let mut flow = Flow::new(self.index, &status, &facts, None, Mode::Recursion(&name));
+        flow.run_fn_body(f.block);
+        let result = flow.result;
+        let retry_calls: Vec<_> = result
+            .continues
+            .iter()
+            .filter(|c| c.outcome.may_fail() && !c.readiness)
+            .collect();
+        if retry_calls.is_empty() || !result.success_exit {
+            return None;
+        }
+        let values = ValueCx {
+            file: self.scope,
+            locals,
+            facts: &facts,
+            params: None,
+            current_fn: &name,
+        };
+        let every_path_limited = retry_calls
+            .iter()
+            .all(|c| c.limited(!facts.counters.is_empty()));
+        let bound = if let Some(k) = result.bounded_by.filter(|_| every_path_limited) {
+            Bound::Bounded(k)
+        } else if deadline {
+            Bound::Bounded(BoundKind::Deadline)
+        } else {
+            Bound::Unbounded
+        };
+        let limit = attempt_limit(None, f.block, &facts, self.scope, locals);
+        let longest =
+            |arg: Option<&'a Expr>| longest_wait(&bound, limit, arg, &facts, self.scope, locals);
+        let delays = self.delays(f.block, &values, true, &longest);
+        let retry_named = names::is_retry_word(&name)
+            || f.sig
+                .inputs
+                .iter()
+                .any(|i| names::is_retry_word(&names::text(i)));
+        if delays.is_empty() && counters.is_empty() && !retry_named {
+            return None;
+        }
+        let head = retry_calls[0].span;
+        let statuses = self.statuses(&result, f.block);
+        let keys = per_attempt_keys(f.block, self.scope, self.index, &name);
+        let per_attempt = AttemptFacts::of_block(f.block, self.scope, self.index, Some(locals));
+        let blind = is_blind(&result, f.block);
+        let unclassified = unclassified(&result, self.index, self.scope);
+        let has_keys = !keys.is_empty();
+        Some(RetrySite {
+            blind,
+            unclassified,
+            resend_safe: resends_only_unprocessed(&result),
+            evidence: Vec::new(),
+            supervisor: false,
+            unpaced: None,
+            paced_inside: false,
+            second_try_only: false,
+            limit_from: None,
+            delay_from: None,
+            origins: Vec::new(),
+            kind: SiteKind::Recursion,
+            head,
+            bound,
+            delays,
+            statuses,
+            keys,
+            retry_path: Some(head),
+            in_async: false,
+            function: String::new(),
+            policy: None,
+            reads_retry_after: per_attempt.reads_retry_after,
+            writes: per_attempt.writes,
+            sends_key: per_attempt.sends_key || has_keys,
+            calls: per_attempt
+                .calls
+                .into_iter()
+                .filter(|c| c.name != name)
+                .collect(),
+        })
+    }
+}

@@ -1,0 +1,679 @@
+//! What a site waits between attempts: the sleeps of its body and of the helpers it calls, their growth, cap and randomness, and the waits that are not in view.
+
+use std::collections::{HashMap, HashSet};
+
+use syn::visit::Visit;
+use syn::{Block, Expr};
+
+use crate::analysis::flow::FlowResult;
+use crate::analysis::names;
+use crate::analysis::scope::{Facts, FileScope, LocalFn};
+use crate::analysis::values::{Locals, LoopFacts, Taint, ValueCx};
+use crate::analysis::{Bound, BoundKind, Delay, DelayKind};
+use crate::source::Span;
+
+#[allow(clippy::wildcard_imports)]
+use super::*;
+
+impl Builder<'_, '_> {
+    /// Whether an awaited call named `name` (on a path between attempts) may wait: not when
+    /// the models say it resumes at once (`yield_now`), nor when it is a function of this file
+    /// whose body awaits nothing and sleeps nowhere; otherwise its wait is unknown.
+    pub(super) fn may_wait(&self, name: &str, current_fn: &str) -> bool {
+        if self.scope.is_no_wait(name) {
+            return false;
+        }
+        let Some(f) = self.scope.function_via(name, None) else {
+            return true;
+        };
+        if f.sig.ident == current_fn {
+            return true;
+        }
+        let waits = self.waits(f.block, current_fn, true);
+        let mut awaits = AwaitFinder(false);
+        awaits.visit_block(f.block);
+        awaits.0
+            || !waits.sleeps.is_empty()
+            || !waits.unknown.is_empty()
+            || !waits.helpers.is_empty()
+            || !waits.timed.is_empty()
+    }
+}
+
+impl<'a> Builder<'a, '_> {
+    /// The waits in a body: sleep calls, and calls of local functions that sleep.
+    /// `enter_async`: the body is a function's whose async block is its future
+    /// (`Box::pin(async move { .. })`), so sleeps in async blocks count.
+    pub(super) fn delays(
+        &self,
+        body: &'a Block,
+        values: &ValueCx<'a, '_>,
+        enter_async: bool,
+        longest: &dyn Fn(Option<&'a Expr>) -> Option<f64>,
+    ) -> Vec<Delay> {
+        let waits = self.waits(body, values.current_fn, enter_async);
+        self.delays_of(&waits, values, longest)
+    }
+
+    /// The waits of a body, before their lengths are judged: sleeps, waits of other files, and
+    /// calls of this file's waiting helpers (with the taint of the helper's sleep).
+    pub(super) fn waits(&self, body: &'a Block, current_fn: &str, enter_async: bool) -> Waits<'a> {
+        let _guard = crate::analysis::limits::enter();
+        let mut finder = SleepFinder {
+            scope: self.scope,
+            sleeps: Vec::new(),
+            unknown_waits: Vec::new(),
+            helper_calls: Vec::new(),
+            timed: Vec::new(),
+            enter_async,
+        };
+        finder.visit_block(body);
+        let helpers = finder
+            .helper_calls
+            .into_iter()
+            .filter_map(|(call, name, via, args)| {
+                let plain = self.helper_sleep(&name, &via, current_fn).is_some();
+                // A helper of this file named for waiting whose wait is not a plain sleep
+                // (`timeout(d, cancel.cancelled())`, several `cfg` variants): a wait all the same.
+                (plain || (names::is_wait_like_name(&name) && !args.is_empty()))
+                    .then_some((call, name, via, args, plain))
+            })
+            .collect();
+        Waits {
+            sleeps: finder.sleeps,
+            unknown: finder.unknown_waits,
+            helpers,
+            timed: finder.timed,
+        }
+    }
+
+    /// The delays of `waits`, with what flows into each; `longest` works out how long a
+    /// growing wait without a cap gets.
+    pub(super) fn delays_of(
+        &self,
+        waits: &Waits<'a>,
+        values: &ValueCx<'a, '_>,
+        longest: &dyn Fn(Option<&'a Expr>) -> Option<f64>,
+    ) -> Vec<Delay> {
+        let _guard = crate::analysis::limits::enter();
+        self.scope
+            .consult(Facts::WAIT, || self.delays_in(waits, values, longest))
+    }
+
+    /// [`Builder::delays_of`], the definitions it reads kept as the waits' evidence.
+    pub(super) fn delays_in(
+        &self,
+        waits: &Waits<'a>,
+        values: &ValueCx<'a, '_>,
+        longest: &dyn Fn(Option<&'a Expr>) -> Option<f64>,
+    ) -> Vec<Delay> {
+        let _guard = crate::analysis::limits::enter();
+        let mut out = Vec::new();
+        for (call, arg, blocking) in &waits.sleeps {
+            let t = arg.map_or(Taint::default(), |a| values.taint(a));
+            let mut d = delay_of(self.index.of(*call), t);
+            d.blocking = *blocking;
+            if d.kind == DelayKind::Growing && !d.capped {
+                d.longest_secs = longest(*arg);
+            }
+            out.push(d);
+        }
+        let opaque = Taint {
+            opaque: true,
+            ..Taint::default()
+        };
+        for call in &waits.unknown {
+            out.push(delay_of(self.index.of(*call), opaque));
+        }
+        for (call, name, via, args, plain) in &waits.helpers {
+            let slept = if *plain {
+                self.helper_sleep_taint(name, via, args, values)
+            } else {
+                None
+            };
+            match slept {
+                Some((t, blocking)) => {
+                    let mut d = delay_of(self.index.of(*call), t);
+                    d.blocking = blocking;
+                    if d.kind == DelayKind::Growing && !d.capped {
+                        d.longest_secs = longest(None);
+                    }
+                    out.push(d);
+                }
+                None => out.push(delay_of(self.index.of(*call), opaque)),
+            }
+        }
+        out.sort_by_key(|d| d.span.start);
+        out
+    }
+
+    /// The one sleep of a small waiting helper of this file (`backoff(attempt).await`): its
+    /// body, duration argument and whether it blocks. Not a function with loops of its own
+    /// (its sleeps belong to its own retry site), nor the function itself.
+    pub(super) fn helper_sleep(
+        &self,
+        name: &str,
+        via: &crate::analysis::Via,
+        current_fn: &str,
+    ) -> Option<(LocalFn<'a>, Option<&'a Expr>, bool)> {
+        let _guard = crate::analysis::limits::enter();
+        let f = self.scope.function_via(name, Some(via))?;
+        if name == current_fn || contains_loop(f.block) {
+            return None;
+        }
+        let mut inner = SleepFinder {
+            scope: self.scope,
+            sleeps: Vec::new(),
+            unknown_waits: Vec::new(),
+            helper_calls: Vec::new(),
+            timed: Vec::new(),
+            enter_async: true,
+        };
+        inner.visit_block(f.block);
+        match inner.sleeps.as_slice() {
+            [(_, arg, blocking)] => Some((f, *arg, *blocking)),
+            _ => None,
+        }
+    }
+
+    /// `backoff(attempt).await` where `fn backoff` of this file sleeps: the taint of its sleep,
+    /// with its parameters standing for the arguments.
+    pub(super) fn helper_sleep_taint(
+        &self,
+        name: &str,
+        via: &crate::analysis::Via,
+        args: &[&'a Expr],
+        values: &ValueCx<'a, '_>,
+    ) -> Option<(Taint, bool)> {
+        let _guard = crate::analysis::limits::enter();
+        let (f, arg, blocking) = self.helper_sleep(name, via, values.current_fn)?;
+        let params = values.param_taints(&f, args);
+        let locals = Locals::of_fn(&f);
+        let facts = LoopFacts::collect(f.block, &[]);
+        let inner_cx = ValueCx {
+            file: self.scope,
+            locals: &locals,
+            facts: &facts,
+            params: Some(&params),
+            current_fn: name,
+        };
+        Some((
+            arg.map_or(Taint::default(), |a| inner_cx.taint(a)),
+            blocking,
+        ))
+    }
+}
+
+/// A way round after a failure that never waits, in a loop that waits on other ways round:
+/// every path reaching that `continue` (or the end of the body) skipped the waits. Only a
+/// counted or blind resend: an uncounted re-run of one picked-out error (a stale pooled
+/// connection) is a protocol step.
+pub(super) fn unpaced_path(r: &FlowResult) -> Option<crate::analysis::Unpaced> {
+    // An operation that failed by timing out waited out its timeout.
+    let timed = |c: &&crate::analysis::flow::Continue| {
+        c.op.as_deref()
+            .is_some_and(|op| op.to_ascii_lowercase().contains("timeout"))
+    };
+    r.failing()
+        .filter(|c| c.status.is_none())
+        .filter(|c| !c.waited && !timed(c) && (c.stepped || !c.picked))
+        .find(|c| {
+            // Every path that goes round here skipped the waits, and some other way round waits.
+            r.continues
+                .iter()
+                .filter(|o| o.span == c.span)
+                .all(|o| !o.waited)
+                && r.continues.iter().any(|o| o.waited && o.span != c.span)
+        })
+        .map(|c| crate::analysis::Unpaced::Skips(c.span))
+        .or_else(|| {
+            // Or a path found the attempts used up and goes round anyway, without the wait the
+            // counted attempts had (`if attempt < max { attempt += 1; sleep(..) }`, no `else`).
+            r.continues
+                .iter()
+                .filter(|c| c.outcome.may_fail() && !c.readiness && !c.waited && !timed(c))
+                .find_map(|c| c.exhausted)
+                .filter(|_| r.continues.iter().any(|o| o.waited))
+                .map(crate::analysis::Unpaced::Spent)
+        })
+}
+
+/// The longest single wait a growing, uncapped delay reaches within the site's bound, in
+/// seconds: infinite without a bound; worked out from the attempt limit when the numbers are
+/// written in the file; unknown otherwise.
+pub(super) fn longest_wait(
+    bound: &Bound,
+    limit: Option<f64>,
+    arg: Option<&Expr>,
+    facts: &LoopFacts<'_>,
+    scope: &FileScope<'_>,
+    locals: &Locals<'_>,
+) -> Option<f64> {
+    // Without a limit on the counter the wait can grow: without end when nothing bounds the site,
+    // and as far as the callers like when the counter is compared with a setting of theirs
+    // (`attempt < self.max_retries`).
+    let Some(n) = limit else {
+        return matches!(bound, Bound::Unbounded | Bound::Bounded(BoundKind::Counter))
+            .then_some(f64::INFINITY);
+    };
+    let Some(arg) = arg else {
+        return (*bound == Bound::Unbounded).then_some(f64::INFINITY);
+    };
+    let mut est = crate::analysis::estimate::Estimator {
+        file: scope,
+        locals,
+        facts,
+        env: HashMap::new(),
+    };
+    for c in &facts.counters {
+        est.env.insert(c.clone(), n);
+    }
+    // Places multiplied on each pass (`delay *= 2`): their initial value times the factor to the
+    // number of passes.
+    let grown: Vec<(String, f64)> = facts
+        .mutations
+        .keys()
+        .filter(|k| !facts.counters.contains(*k))
+        .filter_map(|k| {
+            let factor = est.growth_factor(k)?;
+            let init = locals.lets.get(k).and_then(|v| match v.as_slice() {
+                [one] => est.eval(one),
+                _ => None,
+            })?;
+            Some((k.clone(), init * factor.powf(n)))
+        })
+        .collect();
+    let grows_by_mutation = !grown.is_empty();
+    for (k, v) in grown {
+        est.env.insert(k, v);
+    }
+    match est.eval(arg) {
+        Some(ms) => Some(ms / 1000.0),
+        // A delay multiplied on each pass of an unbounded site grows without end.
+        None if *bound == Bound::Unbounded && !grows_by_mutation => Some(f64::INFINITY),
+        None => None,
+    }
+}
+
+pub(super) fn kind_of(growth: bool, counter: bool, opaque: bool) -> DelayKind {
+    if growth || (counter && !opaque) {
+        DelayKind::Growing
+    } else if opaque {
+        DelayKind::Unknown
+    } else {
+        DelayKind::Constant
+    }
+}
+
+/// Marks the constant waits given a value that caps a growing wait of the same loop
+/// (`sleep(from_secs(MAX_BACKOFF))` beside `backoff = min(backoff * 2, MAX_BACKOFF)`): the
+/// sleeps come first in `delays`, in the order of `waits.sleeps`.
+pub(super) fn mark_ceilings(delays: &mut [Delay], waits: &Waits<'_>, body: &Block) {
+    struct Caps(HashSet<String>);
+    impl<'ast> Visit<'ast> for Caps {
+        fn visit_expr(&mut self, e: &'ast Expr) {
+            let _guard = crate::analysis::limits::enter();
+            let args: Vec<&Expr> = match e {
+                Expr::Call(c)
+                    if names::callee_path(&c.func)
+                        .and_then(names::last)
+                        .is_some_and(|n| n == "min" || n == "clamp") =>
+                {
+                    c.args.iter().collect()
+                }
+                Expr::MethodCall(m) if m.method == "min" || m.method == "clamp" => {
+                    m.args.iter().collect()
+                }
+                _ => Vec::new(),
+            };
+            for a in args {
+                self.0.extend(path_idents(a));
+            }
+            syn::visit::visit_expr(self, e);
+        }
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    fn path_idents(e: &Expr) -> Vec<String> {
+        struct P(Vec<String>);
+        impl<'ast> Visit<'ast> for P {
+            fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
+                if let Some(last) = names::last(&p.path) {
+                    self.0.push(last);
+                }
+            }
+            // The values, not the functions applied to them (`Duration::from_secs`).
+            fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+                let _guard = crate::analysis::limits::enter();
+                for a in &c.args {
+                    self.visit_expr(a);
+                }
+            }
+        }
+        let mut p = P(Vec::new());
+        p.visit_expr(e);
+        p.0
+    }
+    let grows_capped = delays
+        .iter()
+        .any(|d| d.kind == DelayKind::Growing && d.capped);
+    if !grows_capped {
+        return;
+    }
+    let mut caps = Caps(HashSet::new());
+    caps.visit_block(body);
+    for (d, (_, arg, _)) in delays.iter_mut().zip(&waits.sleeps) {
+        if d.kind == DelayKind::Constant && !d.jitter {
+            d.ceiling = arg.is_some_and(|a| {
+                let idents = path_idents(a);
+                !idents.is_empty() && idents.iter().all(|i| caps.0.contains(i))
+            });
+        }
+    }
+}
+
+pub(in crate::analysis) fn delay_of(span: Span, t: Taint) -> Delay {
+    let kind = if t.server {
+        DelayKind::Server
+    } else {
+        kind_of(t.growth, t.counter, t.opaque)
+    };
+    let fallback = t
+        .fallback
+        .filter(|_| t.server)
+        .map(|f| (kind_of(f.grows, false, f.opaque), f.random));
+    Delay {
+        span,
+        kind,
+        jitter: t.random,
+        capped: t.capped,
+        fallback,
+        blocking: false,
+        longest_secs: None,
+        ceiling: false,
+    }
+}
+
+/// Whether a body awaits anything.
+pub(super) struct AwaitFinder(bool);
+
+impl<'ast> Visit<'ast> for AwaitFinder {
+    fn visit_expr_await(&mut self, _: &'ast syn::ExprAwait) {
+        self.0 = true;
+    }
+
+    fn visit_item(&mut self, _: &'ast syn::Item) {}
+}
+
+/// Finds the sleeps of a body (not inside closures, async blocks, nested loops or items), and
+/// calls of local functions that may sleep.
+/// The waits of a body (see [`Builder::waits`]), before their lengths are worked out.
+pub(super) struct Waits<'a> {
+    /// Each sleep, its duration argument, and whether it blocks the thread.
+    pub(in crate::analysis) sleeps: Vec<(&'a Expr, Option<&'a Expr>, bool)>,
+    /// Calls of other files' functions named for waiting.
+    pub(in crate::analysis) unknown: Vec<&'a Expr>,
+    /// Calls of this file's waiting helpers: the call, the helper's name, the arguments, and
+    /// whether the helper is a plain sleep (whose length can be followed).
+    pub(in crate::analysis) helpers:
+        Vec<(&'a Expr, String, crate::analysis::Via, Vec<&'a Expr>, bool)>,
+    /// Calls that wait for up to a time they are given (see [`SleepFinder::timed`]).
+    pub(in crate::analysis) timed: Vec<&'a Expr>,
+}
+
+impl Waits<'_> {
+    /// The addresses of the wait calls, for the flow to tell which paths wait.
+    pub(super) fn calls(&self) -> std::collections::HashSet<usize> {
+        self.sleeps
+            .iter()
+            .map(|w| w.0)
+            .chain(self.unknown.iter().copied())
+            .chain(self.helpers.iter().map(|h| h.0))
+            .chain(self.timed.iter().copied())
+            .map(|e| std::ptr::from_ref(e) as usize)
+            .collect()
+    }
+}
+
+/// The sleeps of a future's expression, its `async` blocks entered: each call, its duration
+/// argument and whether it blocks. `None` when it also waits in a way whose length cannot be
+/// told (a wait of another file, an error handler's backoff, a wait for a state).
+pub(in crate::analysis) fn future_sleeps<'a>(
+    future: &'a Expr,
+    scope: &FileScope<'a>,
+) -> Option<Vec<(&'a Expr, Option<&'a Expr>, bool)>> {
+    let mut finder = SleepFinder {
+        scope,
+        sleeps: Vec::new(),
+        unknown_waits: Vec::new(),
+        helper_calls: Vec::new(),
+        timed: Vec::new(),
+        enter_async: true,
+    };
+    finder.visit_expr(future);
+    finder.unknown_waits.is_empty().then_some(finder.sleeps)
+}
+
+pub(super) struct SleepFinder<'a, 'c> {
+    pub(in crate::analysis) scope: &'c FileScope<'a>,
+    /// Each wait, its duration argument, and whether it blocks the thread.
+    pub(in crate::analysis) sleeps: Vec<(&'a Expr, Option<&'a Expr>, bool)>,
+    /// Calls of other files' functions named for waiting.
+    pub(in crate::analysis) unknown_waits: Vec<&'a Expr>,
+    pub(in crate::analysis) helper_calls:
+        Vec<(&'a Expr, String, crate::analysis::Via, Vec<&'a Expr>)>,
+    /// Calls that wait for up to a time they are given (`rx.recv_timeout(d)`,
+    /// `sub.next_timeout(d)`, `timeout(d, op)`): a path through one that failed has waited.
+    pub(in crate::analysis) timed: Vec<&'a Expr>,
+    pub(in crate::analysis) enter_async: bool,
+}
+
+/// Whether a loop nested in `body` waits (`for _ in 0..n { sleep(d).await; reconnect() }` after
+/// a failure): the nested loop's waits are its own site's, but a way round the outer loop that
+/// runs it has waited too.
+pub(super) fn inner_loop_waits(body: &Block, scope: &FileScope<'_>) -> bool {
+    /// The loops nested in a body (not inside closures or async blocks).
+    struct Nested<'v> {
+        loops: Vec<&'v Block>,
+    }
+    impl<'v> Visit<'v> for Nested<'v> {
+        fn visit_expr(&mut self, e: &'v Expr) {
+            let _guard = crate::analysis::limits::enter();
+            match e {
+                Expr::Closure(_) | Expr::Async(_) => return,
+                Expr::Loop(l) => self.loops.push(&l.body),
+                Expr::While(w) => self.loops.push(&w.body),
+                Expr::ForLoop(f) => self.loops.push(&f.body),
+                _ => {}
+            }
+            syn::visit::visit_expr(self, e);
+        }
+
+        fn visit_item(&mut self, _: &'v syn::Item) {}
+    }
+    let mut nested = Nested { loops: Vec::new() };
+    nested.visit_block(body);
+    // Each nested loop's own waits, as its site would find them.
+    nested.loops.into_iter().any(|inner| {
+        let mut finder = SleepFinder {
+            scope,
+            sleeps: Vec::new(),
+            unknown_waits: Vec::new(),
+            helper_calls: Vec::new(),
+            timed: Vec::new(),
+            enter_async: false,
+        };
+        finder.visit_block(inner);
+        !finder.sleeps.is_empty() || !finder.unknown_waits.is_empty()
+    })
+}
+
+/// Whether a function body retries with waits of its own: a loop in it waits, or a function of
+/// this file it calls does (`depth` levels down; `self.poll(..)` delegating to the method that
+/// loops). Not through `skip` (the function being analysed).
+pub(super) fn retries_with_waits(
+    body: &Block,
+    scope: &FileScope<'_>,
+    skip: &str,
+    depth: usize,
+) -> bool {
+    /// Calls of this file's functions in a body: `self.m(..)`, `f(..)`, `Self::f(..)`.
+    struct Calls(Vec<(String, crate::analysis::Via)>);
+    impl<'v> Visit<'v> for Calls {
+        fn visit_expr(&mut self, e: &'v Expr) {
+            let _guard = crate::analysis::limits::enter();
+            match e {
+                Expr::Closure(_) => return,
+                Expr::MethodCall(m) if matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self")) =>
+                {
+                    self.0
+                        .push((m.method.to_string(), crate::analysis::Via::Method));
+                }
+                Expr::Call(c) => {
+                    if let Some(p) = names::callee_path(&c.func) {
+                        let segs = names::segments(p);
+                        if segs.len() == 1 || (segs.len() == 2 && segs[0] == "Self") {
+                            let via = crate::analysis::Via::of_path(&segs, None);
+                            self.0.push((segs[segs.len() - 1].clone(), via));
+                        }
+                    }
+                }
+                _ => {}
+            }
+            syn::visit::visit_expr(self, e);
+        }
+
+        fn visit_item(&mut self, _: &'v syn::Item) {}
+    }
+    let _guard = crate::analysis::limits::enter();
+    if inner_loop_waits(body, scope) {
+        return true;
+    }
+    if depth == 0 {
+        return false;
+    }
+    let mut calls = Calls(Vec::new());
+    calls.visit_block(body);
+    calls.0.iter().any(|(name, via)| {
+        name != skip
+            && scope
+                .function_via(name, Some(via))
+                .is_some_and(|f| retries_with_waits(f.block, scope, skip, depth - 1))
+    })
+}
+
+/// A call named for waiting up to a given time: `recv_timeout`, `next_timeout`, `timeout`.
+pub(super) fn is_timed_name(name: &str) -> bool {
+    name.to_ascii_lowercase().contains("timeout")
+}
+
+impl<'a> Visit<'a> for SleepFinder<'a, '_> {
+    // `tokio::select! { _ = sleep(d) => {}, _ = token.cancelled() => return }`: the raced
+    // futures wait like any other code of the loop.
+    fn visit_macro(&mut self, m: &'a syn::Macro) {
+        let _guard = crate::analysis::limits::enter();
+        for future in self.scope.select_futures(m) {
+            self.visit_expr(future);
+        }
+    }
+
+    fn visit_expr(&mut self, e: &'a Expr) {
+        let _guard = crate::analysis::limits::enter();
+        match e {
+            // A wait handler (`[extend] wait-handlers`) returns only after a wait of its own
+            // choosing: a wait whose length is the callee's.
+            Expr::Await(a)
+                if matches!(&*a.base, Expr::MethodCall(m)
+                    if self.scope.is_wait_handler(&m.method.to_string())) =>
+            {
+                self.unknown_waits.push(e);
+                syn::visit::visit_expr(self, e);
+            }
+            // A blocking handler a team taught (`txn.settle(err)`): the same, without `.await`.
+            Expr::MethodCall(m) if self.scope.is_wait_handler(&m.method.to_string()) => {
+                self.unknown_waits.push(e);
+                syn::visit::visit_expr(self, e);
+            }
+            Expr::Async(a) if self.enter_async => self.visit_block(&a.block),
+            Expr::Closure(_)
+            | Expr::Async(_)
+            | Expr::Loop(_)
+            | Expr::While(_)
+            | Expr::ForLoop(_) => {}
+            Expr::Call(c) => {
+                if let Some(p) = names::callee_path(&c.func) {
+                    if !c.args.is_empty() && names::last(p).is_some_and(|n| is_timed_name(&n)) {
+                        self.timed.push(e);
+                    }
+                    let full = self.scope.resolve(p);
+                    if self.scope.is_sleep(&full) {
+                        self.sleeps
+                            .push((e, c.args.first(), self.scope.is_blocking_sleep(&full)));
+                    } else if full.last().is_some_and(|l| {
+                        names::is_wait_like_name(l)
+                            && self.scope.probe(|| {
+                                self.scope
+                                    .function_via(
+                                        l,
+                                        Some(&crate::analysis::Via::of_path(&full, None)),
+                                    )
+                                    .is_none()
+                            })
+                    }) && !c.args.is_empty()
+                    {
+                        // A wait of another file: its length cannot be told.
+                        self.unknown_waits.push(e);
+                    } else if let Some(last) = full.last() {
+                        if full.len() == 1
+                            || full.first().is_some_and(|s| s == "Self" || s == "self")
+                        {
+                            self.helper_calls.push((
+                                e,
+                                last.clone(),
+                                crate::analysis::Via::of_path(&full, None),
+                                c.args.iter().collect(),
+                            ));
+                        }
+                    }
+                }
+                syn::visit::visit_expr(self, e);
+            }
+            Expr::MethodCall(m) => {
+                let name = m.method.to_string();
+                if !m.args.is_empty() && is_timed_name(&name) {
+                    self.timed.push(e);
+                }
+                if self.scope.is_sleep_method(&name)
+                    && m.args.len() == 1
+                    && matches!(m.args.first(), Some(Expr::Closure(_)))
+                {
+                    // `rx.wait_for(|up| *up).await`: waits for a state, not for a time.
+                    self.unknown_waits.push(e);
+                } else if self.scope.is_sleep_method(&name) && m.args.len() == 1 {
+                    self.sleeps.push((e, m.args.first(), false));
+                } else if name == "tick" && m.args.is_empty() {
+                    // `interval.tick().await`: waits the interval's fixed period.
+                    self.sleeps.push((e, None, false));
+                } else if matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self"))
+                    || self.scope.probe(|| {
+                        self.scope
+                            .function_via(&name, Some(&crate::analysis::Via::Method))
+                            .is_some()
+                    })
+                {
+                    // `self.pause(..)`, or `budget.before_round(..)` where the file defines
+                    // the one method of that name: a helper of this file that may wait.
+                    self.helper_calls.push((
+                        e,
+                        name,
+                        crate::analysis::Via::Method,
+                        m.args.iter().collect(),
+                    ));
+                }
+                syn::visit::visit_expr(self, e);
+            }
+            _ => syn::visit::visit_expr(self, e),
+        }
+    }
+
+    fn visit_item(&mut self, _: &'a syn::Item) {}
+}
