@@ -312,8 +312,10 @@ fn files_that_vanish_or_become_unreadable_during_the_scan_are_skipped_with_a_rea
     use std::fmt::Write as _;
 
     let dir = temp();
-    // Checked first (one worker, files in path order) and slow enough (a few hundred
-    // milliseconds, seconds in a debug build) for the files after it to change meanwhile.
+    // A crate's files are all read before any is analysed, so the files that change are in a
+    // crate of their own (`z/`) checked after the loose file `a_slow.rs` (one worker, crates in
+    // path order, files outside any crate first), which is slow enough (a few hundred
+    // milliseconds, seconds in a debug build) for them to change meanwhile.
     let mut slow = String::new();
     for i in 0..12_000 {
         writeln!(
@@ -323,9 +325,12 @@ fn files_that_vanish_or_become_unreadable_during_the_scan_are_skipped_with_a_rea
         .expect("write to a String");
     }
     write(dir.path(), "a_slow.rs", slow);
-    write(dir.path(), "b_vanishes.rs", CLEAN);
-    write(dir.path(), "c_becomes_a_directory.rs", CLEAN);
-    write(dir.path(), "d_stays.rs", RETRY);
+    let krate = dir.path().join("z");
+    fs::create_dir(&krate).expect("mkdir");
+    write(&krate, "Cargo.toml", "[package]\nname = \"z\"\n");
+    write(&krate, "b_vanishes.rs", CLEAN);
+    write(&krate, "c_becomes_a_directory.rs", CLEAN);
+    write(&krate, "d_stays.rs", RETRY);
 
     let mut child = binary(dir.path())
         .args(["--jobs", "1", "--format", "json"])
@@ -334,11 +339,11 @@ fn files_that_vanish_or_become_unreadable_during_the_scan_are_skipped_with_a_rea
         .spawn()
         .expect("start retry-audit");
     wait_for_thread(&mut child, "retry-audit-0");
-    // The walk has listed all four; now two of them go away before they are read. (Reading a
+    // The walk has listed all four; now two of z's go away before they are read. (Reading a
     // directory fails for root too, unlike a file without read permission.)
-    fs::remove_file(dir.path().join("b_vanishes.rs")).expect("remove");
-    fs::remove_file(dir.path().join("c_becomes_a_directory.rs")).expect("remove");
-    fs::create_dir(dir.path().join("c_becomes_a_directory.rs")).expect("mkdir");
+    fs::remove_file(krate.join("b_vanishes.rs")).expect("remove");
+    fs::remove_file(krate.join("c_becomes_a_directory.rs")).expect("remove");
+    fs::create_dir(krate.join("c_becomes_a_directory.rs")).expect("mkdir");
     let run: Run = child
         .wait_with_output()
         .expect("wait for retry-audit")
@@ -353,13 +358,13 @@ fn files_that_vanish_or_become_unreadable_during_the_scan_are_skipped_with_a_rea
     let skipped = skipped_lines(&run.stderr);
     assert_eq!(skipped.len(), 2, "{}", run.stderr);
     assert!(
-        skipped[0].starts_with("warning: skipped b_vanishes.rs: cannot read: ")
+        skipped[0].starts_with("warning: skipped z/b_vanishes.rs: cannot read: ")
             && skipped[0].contains("No such file or directory"),
         "{}",
         skipped[0]
     );
     assert!(
-        skipped[1].starts_with("warning: skipped c_becomes_a_directory.rs: cannot read: ")
+        skipped[1].starts_with("warning: skipped z/c_becomes_a_directory.rs: cannot read: ")
             && skipped[1].contains("directory"),
         "{}",
         skipped[1]
@@ -367,7 +372,7 @@ fn files_that_vanish_or_become_unreadable_during_the_scan_are_skipped_with_a_rea
     assert_eq!(summary(&run.stderr), (2, 2));
     let findings = json_lines(&run.stdout);
     assert!(
-        !findings.is_empty() && findings.iter().all(|f| f["path"] == "d_stays.rs"),
+        !findings.is_empty() && findings.iter().all(|f| f["path"] == "z/d_stays.rs"),
         "{findings:?}"
     );
 }
