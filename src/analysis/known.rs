@@ -44,6 +44,14 @@ pub const MODEL_FILES: &[(&str, &str)] = &[
         "models/policies.toml",
         include_str!("../../models/policies.toml"),
     ),
+    (
+        "models/writes.toml",
+        include_str!("../../models/writes.toml"),
+    ),
+    (
+        "models/errors.toml",
+        include_str!("../../models/errors.toml"),
+    ),
 ];
 
 /// One list of a model or of `[extend]`.
@@ -81,11 +89,19 @@ pub enum List {
     /// Awaited calls that resume without waiting for anything (`tokio::task::yield_now`): on a
     /// retry's path they leave no doubt that it goes round at once.
     NoWaits,
+    /// Crates of message brokers: a publish on a value whose type resolves to one of them sends
+    /// a message again when resent.
+    MessagingCrates,
+    /// Calls (by crate and method) whose `Err` carries every HTTP status from 400: retrying each
+    /// of their errors retries client errors.
+    StatusErrorCalls,
+    /// Attribute macros of other crates that make a function retry its body.
+    RetryAttributes,
 }
 
 impl List {
     /// Every list, in the order of [`Extensions::list`].
-    pub const ALL: [List; 15] = [
+    pub const ALL: [List; 18] = [
         List::SleepFns,
         List::SleepMethods,
         List::BlockingSleeps,
@@ -101,6 +117,9 @@ impl List {
         List::EveryErrorRunners,
         List::BlockMacros,
         List::NoWaits,
+        List::MessagingCrates,
+        List::StatusErrorCalls,
+        List::RetryAttributes,
     ];
 
     /// Its key in a model file and in `[extend]`.
@@ -122,6 +141,9 @@ impl List {
             List::EveryErrorRunners => "every-error-runners",
             List::BlockMacros => "block-macros",
             List::NoWaits => "no-waits",
+            List::MessagingCrates => "messaging-crates",
+            List::StatusErrorCalls => "status-error-calls",
+            List::RetryAttributes => "retry-attributes",
         }
     }
 
@@ -164,6 +186,12 @@ pub struct RawExtensions {
     block_macros: Vec<Spanned<String>>,
     #[serde(default)]
     no_waits: Vec<Spanned<String>>,
+    #[serde(default)]
+    messaging_crates: Vec<Spanned<String>>,
+    #[serde(default)]
+    status_error_calls: Vec<Spanned<String>>,
+    #[serde(default)]
+    retry_attributes: Vec<Spanned<String>>,
     /// Retry crates' policies (`[[policies]]`).
     #[serde(default)]
     policies: Vec<super::policy_model::RawPolicy>,
@@ -187,6 +215,9 @@ impl RawExtensions {
             List::EveryErrorRunners => &self.every_error_runners,
             List::BlockMacros => &self.block_macros,
             List::NoWaits => &self.no_waits,
+            List::MessagingCrates => &self.messaging_crates,
+            List::StatusErrorCalls => &self.status_error_calls,
+            List::RetryAttributes => &self.retry_attributes,
         }
     }
 
@@ -307,7 +338,8 @@ impl Models {
                     });
                 }
             }
-            for policy in ext.policies {
+            for mut policy in ext.policies {
+                policy.anchor_to_crate();
                 let hits = policy
                     .parts()
                     .iter()
@@ -345,6 +377,23 @@ impl Models {
                 && full[full.len() - e.segments.len()..] == e.segments[..]
         })
         .map(|e| e.text.as_str())
+    }
+
+    /// The entry of `list` (`crate::method`) whose last segment is `method` and whose crate
+    /// `uses` accepts (the file uses it): `Some(crate)`.
+    #[must_use]
+    pub fn crate_method(
+        &self,
+        list: List,
+        method: &str,
+        uses: impl Fn(&str) -> bool,
+    ) -> Option<&str> {
+        self.find(list, |e| {
+            e.segments.len() >= 2
+                && e.segments.last().is_some_and(|m| m == method)
+                && uses(&e.segments[0])
+        })
+        .map(|e| e.segments[0].as_str())
     }
 
     /// Whether `name` is an entry of `list`.

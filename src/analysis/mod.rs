@@ -74,6 +74,12 @@ pub struct Extensions {
     pub block_macros: Vec<String>,
     /// Awaited calls that resume without waiting for anything.
     pub no_waits: Vec<String>,
+    /// Crates of message brokers (a publish through one of their types is a write).
+    pub messaging_crates: Vec<String>,
+    /// Calls (`crate::method`) whose `Err` carries every HTTP status from 400.
+    pub status_error_calls: Vec<String>,
+    /// Attribute macros that make a function retry its body.
+    pub retry_attributes: Vec<String>,
     /// Retry crates' policies (`[[extend.policies]]`), tried before the built-in ones.
     pub policies: Vec<policy_model::PolicyModel>,
 }
@@ -99,6 +105,9 @@ impl Extensions {
             L::EveryErrorRunners => &self.every_error_runners,
             L::BlockMacros => &self.block_macros,
             L::NoWaits => &self.no_waits,
+            L::MessagingCrates => &self.messaging_crates,
+            L::StatusErrorCalls => &self.status_error_calls,
+            L::RetryAttributes => &self.retry_attributes,
         }
     }
 
@@ -121,6 +130,9 @@ impl Extensions {
             L::EveryErrorRunners => &mut self.every_error_runners,
             L::BlockMacros => &mut self.block_macros,
             L::NoWaits => &mut self.no_waits,
+            L::MessagingCrates => &mut self.messaging_crates,
+            L::StatusErrorCalls => &mut self.status_error_calls,
+            L::RetryAttributes => &mut self.retry_attributes,
         }
     }
 

@@ -103,6 +103,15 @@ fn each_policy<'m>(
     team.chain(builtin)
 }
 
+/// The root of `policy` that the resolved path `full` starts, the path read through a glob import
+/// of the policy's crate when it was not imported by name (see [`FileScope::through_glob`]).
+fn root_in(policy: &PolicyModel, full: &[String], scope: &FileScope<'_>) -> Option<usize> {
+    policy.root_of(full).or_else(|| {
+        let through = scope.through_glob(full, policy.within())?;
+        policy.root_of(&through)
+    })
+}
+
 /// Reads one chain. `None`: not a policy of a crate we know.
 fn facts_of(chain: &Chain<'_>, scope: &FileScope<'_>, locals: &Locals<'_>) -> Option<Facts> {
     let args = ChainArgs { scope, locals };
@@ -115,7 +124,7 @@ fn facts_of(chain: &Chain<'_>, scope: &FileScope<'_>, locals: &Locals<'_>) -> Op
         if policy.literal || policy.attribute {
             return None;
         }
-        let root = policy.root_of(&chain.root)?;
+        let root = root_in(policy, &chain.root, scope)?;
         let reading = policy.read(root, &chain.ctor_args, &steps, &args, &*gate)?;
         Some(Facts::of(&reading, &policy.advice))
     })
@@ -142,7 +151,7 @@ fn struct_facts(s: &syn::ExprStruct, scope: &FileScope<'_>, locals: &Locals<'_>)
         if !policy.literal || policy.attribute {
             return None;
         }
-        let root = policy.root_of(&full)?;
+        let root = root_in(policy, &full, scope)?;
         let reading = policy.read(root, &[], &steps, &args, &*gate)?;
         Some(Facts::of(&reading, &policy.advice))
     })
@@ -204,10 +213,11 @@ fn is_run_method(name: &str) -> bool {
     )
 }
 
-/// backon-macros' `#[backon(backoff = .., ..)]`: the builder given (a chain written there, or a
-/// function of this file that returns one), else `ExponentialBuilder::default()`, read as a
-/// backon chain. `None` for a builder made elsewhere.
-fn backon_attribute(a: &syn::Attribute, scope: &FileScope<'_>) -> Option<Facts> {
+/// An attribute that takes a builder (backon-macros' `#[backon(backoff = .., ..)]`): the builder
+/// given (a chain written there, or a function of this file that returns one), else the first
+/// root of the policy of the crate a segment of its resolved path `full` names (backon's
+/// `ExponentialBuilder::default()`), read as a chain. `None` for a builder made elsewhere.
+fn builder_attribute(a: &syn::Attribute, full: &[String], scope: &FileScope<'_>) -> Option<Facts> {
     let pairs = a
         .parse_args_with(
             syn::punctuated::Punctuated::<syn::MetaNameValue, syn::Token![,]>::parse_terminated,
@@ -219,10 +229,18 @@ fn backon_attribute(a: &syn::Attribute, scope: &FileScope<'_>) -> Option<Facts> 
         .find(|p| p.path.is_ident("backoff"))
         .map(|p| p.value.clone());
     let Some(value) = given else {
+        // The crate named by a segment of the attribute's path (`backon`, `backon_macros::backon`).
+        let (krate, root) = full.iter().find_map(|segment| {
+            known::builtin()
+                .policies()
+                .find(|(p, _)| !p.attribute && p.advice.crate_name == *segment)
+                .and_then(|(p, _)| p.first_root())
+                .map(|root| (segment, root))
+        })?;
         let chain = Chain {
-            root: ["backon", "ExponentialBuilder", "default"]
-                .map(str::to_owned)
-                .to_vec(),
+            root: std::iter::once(krate.clone())
+                .chain(root.iter().cloned())
+                .collect(),
             ctor_args: Vec::new(),
             steps: Vec::new(),
         };
@@ -267,7 +285,9 @@ fn attribute_advice(full: &[String]) -> Option<Arc<PolicyAdvice>> {
         .map(|(_, (p, _))| Arc::clone(&p.advice))
 }
 
-/// A retry attribute on a function: backon's `#[backon(..)]` and retrying's `#[retry(..)]`.
+/// A retry attribute on a function (`retry-attributes` of the models): one whose crate has an
+/// attribute policy (retrying's `#[retry(..)]`) is read by that grammar, another as taking a
+/// builder (backon's `#[backon(..)]`).
 #[must_use]
 pub fn attribute_site(
     attrs: &[syn::Attribute],
@@ -277,17 +297,14 @@ pub fn attribute_site(
     let _guard = crate::analysis::limits::enter();
     for a in attrs {
         let full = scope.resolve(a.path());
-        let last = full.last().map(String::as_str);
-        if !matches!(last, Some("backon" | "retry")) {
+        if known::builtin()
+            .path(known::List::RetryAttributes, &full)
+            .is_none()
+        {
             continue;
         }
         let args = names::text(&a.meta).replace(' ', "");
-        let facts = if last == Some("backon") {
-            match backon_attribute(a, scope) {
-                Some(facts) => facts,
-                None => continue,
-            }
-        } else if let Some(advice) = attribute_advice(&full) {
+        let facts = if let Some(advice) = attribute_advice(&full) {
             let wait = if args.contains("wait=fixed") {
                 Some(DelayKind::Constant)
             } else if args.contains("wait=exponential") {
@@ -327,7 +344,10 @@ pub fn attribute_site(
                 longest_secs: longest,
             }
         } else {
-            continue;
+            match builder_attribute(a, &full, scope) {
+                Some(facts) => facts,
+                None => continue,
+            }
         };
         return Some(site_of(index.of(a), &facts));
     }
@@ -345,7 +365,13 @@ fn builtin_words() -> &'static [String] {
         let mut words: Vec<String> = known::builtin()
             .policies()
             .flat_map(|(p, _)| p.words())
-            .chain(["backon", "RetryTransientMiddleware"])
+            .chain(
+                known::builtin()
+                    .entries(known::List::RetryAttributes)
+                    .iter()
+                    .filter_map(|e| e.text.split("::").next()),
+            )
+            .chain(["RetryTransientMiddleware"])
             .map(str::to_owned)
             .collect();
         words.sort_by_key(String::len);

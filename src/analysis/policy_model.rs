@@ -321,12 +321,35 @@ impl PolicyModel {
     /// there: a resolved path is made of names written in the file.
     pub fn words(&self) -> impl Iterator<Item = &str> {
         let crates = self.within.iter().map(String::as_str);
+        // A root's name too: a body that writes `ExponentialBuilder::default()` under a file's
+        // `use backon::ExponentialBuilder` names no crate.
         let roots = self
             .roots
             .iter()
-            .filter(|_| self.within.is_empty())
             .filter_map(|r| r.first().map(String::as_str));
         crates.chain(roots)
+    }
+
+    /// A built-in model applies to its own crate only: with no `within` written, the crate's
+    /// name as code writes it (`tokio-retry` → `tokio_retry`) is the one its paths must resolve
+    /// to. (A team's `[[extend.policies]]` entry describes its own types, wherever they are.)
+    pub fn anchor_to_crate(&mut self) {
+        if self.within.is_empty() {
+            self.within = vec![self.advice.crate_name.replace('-', "_")];
+        }
+    }
+
+    /// The crates its paths must resolve to (empty: any).
+    #[must_use]
+    pub fn within(&self) -> &[String] {
+        &self.within
+    }
+
+    /// Its first root (`ExponentialBuilder::default`): the chain a macro of the crate that
+    /// takes a builder starts from when none is given.
+    #[must_use]
+    pub fn first_root(&self) -> Option<&[String]> {
+        self.roots.first().map(Vec::as_slice)
     }
 
     /// The root this resolved path starts, if any.

@@ -13,8 +13,8 @@
 //!   how one is read: `loop`, `while`, `for`; an item keyword (`fn`, `mod`, `use`, `const`,
 //!   `static`, `impl`, ...: nested items are visible to the whole file's analysis); a word of a
 //!   retry crate or helper (`retr`, `backoff`, `backon`, and the policy types
-//!   [`crate::analysis::may_have_policies`] looks for); a timeout (`timeout`, `deadline`); `ureq`
-//!   (its calls change how statuses are read); the last segment of a name from the team's
+//!   [`crate::analysis::may_have_policies`] looks for); a timeout (`timeout`, `deadline`); a crate
+//!   of `status-error-calls` in the models (`ureq`: its calls change how statuses are read); the last segment of a name from the team's
 //!   extensions; or its own function's name (recursion). A function whose attributes or
 //!   signature hold a retry word (`#[retryable]`, `#[backon]`, `fn backoff(attempt: u32)`: a
 //!   backoff strategy, see [`crate::analysis`]) keeps its body too. In test code (a function
@@ -408,7 +408,7 @@ fn retry_word(word: &str, ext: &Extensions) -> bool {
 /// helper names are: `WithRetry`, `RETRY_`) that keep a body.
 const WORDS_ANY_CASE: &[&str] = &["retr", "backoff", "backon", "timeout", "deadline"];
 
-/// Identifiers that keep a body: loops, items (visible to the whole file) and `ureq`.
+/// Identifiers that keep a body: loops and items (visible to the whole file).
 const KEYWORDS: &[&str] = &[
     "loop",
     "while",
@@ -426,12 +426,28 @@ const KEYWORDS: &[&str] = &[
     "type",
     "extern",
     "macro_rules",
-    "ureq",
 ];
+
+/// Whether an identifier is a crate whose calls return statuses as errors (`status-error-calls`
+/// of the models: `ureq`): its calls change how a retry's statuses are read.
+fn is_status_error_crate(word: &[u8]) -> bool {
+    static CRATES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    CRATES
+        .get_or_init(|| {
+            crate::analysis::known::builtin()
+                .entries(crate::analysis::known::List::StatusErrorCalls)
+                .iter()
+                .filter_map(|e| e.text.split("::").next().map(str::to_owned))
+                .collect()
+        })
+        .iter()
+        .any(|c| c.as_bytes() == word)
+}
 
 /// Whether an identifier keeps the body it is in.
 fn keeps(word: &str, ext: &Extensions) -> bool {
     KEYWORDS.contains(&word)
+        || is_status_error_crate(word.as_bytes())
         || WORDS_ANY_CASE.iter().any(|w| contains_any_case(word, w))
         || crate::analysis::may_have_policies(word, ext)
         || [
@@ -641,7 +657,7 @@ fn item_list(
             (ItemKind::Data | ItemKind::ExternBlock, Some(open)) => {
                 let names_ureq = tokens[open + 1..matching[open]]
                     .iter()
-                    .any(|t| t.kind == Kind::Ident && t.is_ureq);
+                    .any(|t| t.kind == Kind::Ident && t.names_status_crate);
                 // A struct's fields say what `self.field.method()` calls.
                 let is_struct = &cx.text[tokens[name].start..tokens[name].end] == "struct";
                 if !names_ureq && open + 1 < matching[open] {
@@ -884,7 +900,7 @@ pub(crate) struct Token {
     /// Which keyword an identifier is, for the item structure.
     word: Word,
     /// The identifier `ureq`.
-    is_ureq: bool,
+    names_status_crate: bool,
 }
 
 /// The identifiers the item structure depends on.
@@ -1093,7 +1109,7 @@ pub(crate) fn lex(src: &[u8]) -> Option<Vec<Token>> {
             start,
             end: i,
             word: if ident { word_of(word) } else { Word::Other },
-            is_ureq: ident && word == b"ureq",
+            names_status_crate: ident && is_status_error_crate(word),
         });
     }
     Some(tokens)

@@ -107,6 +107,8 @@ pub struct FileScope<'a> {
     const_names: HashMap<String, proc_macro2::Span>,
     /// Functions and methods by name (several impls may share one).
     pub fns: HashMap<String, Vec<LocalFn<'a>>>,
+    /// The paths the file imports everything of (`use backon::*` → `["backon"]`).
+    pub globs: Vec<Vec<String>>,
     /// The first segments of the multi-segment paths written in the file (`ureq` in
     /// `ureq::Agent`): which crates it talks to.
     pub roots: std::collections::HashSet<String>,
@@ -237,6 +239,25 @@ impl<'a> FileScope<'a> {
                 .collect(),
             None => segs,
         }
+    }
+
+    /// `full` (a path as [`FileScope::resolve`] gives it) as it reads when one of the file's glob
+    /// imports from a crate of `crates` provides its first name: a path that starts with a type
+    /// or is a lone function (not a crate's name) and was not imported by name
+    /// (`ExponentialBuilder::default` after `use backon::*`). `None` when no such glob is there.
+    #[must_use]
+    pub fn through_glob(&self, full: &[String], crates: &[String]) -> Option<Vec<String>> {
+        let first = full.first()?;
+        let from_glob = (full.len() == 1 || first.starts_with(|c: char| c.is_uppercase()))
+            && !self.uses.contains_key(first);
+        if !from_glob {
+            return None;
+        }
+        let glob = self
+            .globs
+            .iter()
+            .find(|g| g.first().is_some_and(|c| crates.contains(c)))?;
+        Some(glob.iter().chain(full).cloned().collect())
     }
 
     /// The last segment of [`FileScope::resolve`]`(path)`, without building the whole path.
@@ -652,7 +673,7 @@ impl<'a> FileScope<'a> {
                     self.add_use(prefix, t);
                 }
             }
-            UseTree::Glob(_) => {}
+            UseTree::Glob(_) => self.globs.push(prefix.clone()),
         }
     }
 }

@@ -95,15 +95,32 @@ impl<'a, 'c> AttemptVisitor<'a, 'c> {
             })
     }
 
-    /// `js.publish(..)` where the function's parameter `js` is typed from a broker crate.
+    /// `js.publish(..)` where the function's parameter `js` has a type whose path resolves to a
+    /// broker's crate (`messaging-crates` of the models).
     pub(super) fn messaging_receiver(&self, recv: &Expr) -> bool {
+        struct Paths<'t>(Vec<&'t syn::Path>);
+        impl<'t> Visit<'t> for Paths<'t> {
+            fn visit_type_path(&mut self, t: &'t syn::TypePath) {
+                let _guard = crate::analysis::limits::enter();
+                self.0.push(&t.path);
+                syn::visit::visit_type_path(self, t);
+            }
+        }
         let Some(locals) = self.locals else {
             return false;
         };
-        place_key(recv)
-            .and_then(|k| locals.param_types.get(&k))
-            .map(|ty| names::text(*ty))
-            .is_some_and(|ty| MESSAGING_CRATES.iter().any(|c| ty.contains(c)))
+        let Some(ty) = place_key(recv).and_then(|k| locals.param_types.get(&k)) else {
+            return false;
+        };
+        let mut paths = Paths(Vec::new());
+        paths.visit_type(ty);
+        paths.0.iter().any(|p| {
+            self.scope.resolve(p).first().is_some_and(|krate| {
+                crate::analysis::known::builtin()
+                    .name(crate::analysis::known::List::MessagingCrates, krate)
+                    || self.scope.ext.messaging_crates.iter().any(|c| c == krate)
+            })
+        })
     }
 
     pub(super) fn finish(self, text: &str) -> AttemptFacts {
@@ -208,23 +225,6 @@ pub(super) fn reads_retry_after(text: &str) -> bool {
         || t.contains("retry_after_from")
         || t.contains("parse_retry_after")
 }
-
-/// Message broker crates: a parameter of one of their types publishes messages.
-pub(super) const MESSAGING_CRATES: &[&str] = &[
-    "async_nats",
-    "nats",
-    "lapin",
-    "rdkafka",
-    "kafka",
-    "aws_sdk_sns",
-    "aws_sdk_sqs",
-    "aws_sdk_kinesis",
-    "pulsar",
-    "rumqttc",
-    "paho_mqtt",
-    "google_cloud_pubsub",
-    "fluvio",
-];
 
 /// Receivers that publish to a queue or a log (`producer.send(record)`).
 pub(super) fn is_queue_receiver(e: &Expr) -> bool {

@@ -4,6 +4,7 @@ use syn::visit::Visit;
 use syn::{Block, Expr};
 
 use crate::analysis::flow::{FlowResult, Outcome};
+use crate::analysis::known;
 use crate::analysis::names;
 use crate::analysis::scope::{Facts, FileScope};
 use crate::analysis::span::LineIndex;
@@ -72,8 +73,8 @@ impl<'a> Builder<'a, '_> {
             {
                 continue;
             }
-            // Where the statuses became errors: `error_for_status()`, ureq (every status >= 400
-            // is an `Err`), or a function of this file that returns `Err` on a failed status.
+            // Where the statuses became errors: `error_for_status()`, a call the models say
+            // returns every status >= 400 as an `Err`, or a function of this file that returns `Err` on a failed status.
             let found = if via_error_for_status {
                 Some((
                     StatusSet::range(400, 599),
@@ -100,27 +101,33 @@ impl<'a> Builder<'a, '_> {
         out
     }
 
-    /// The statuses that the operation `op` reports as `Err`: ureq's `call()` and friends (every
-    /// status from 400), or a function of this file that returns an error when a status test
+    /// The statuses that the operation `op` reports as `Err`: a call of `status-error-calls` in
+    /// the models (ureq's `call()`: every status from 400), or a function of this file that returns an error when a status test
     /// fails (`if !resp.status().is_success() { return Err(..) }`, `error_for_status()?`).
     pub(super) fn errors_from_statuses(&self, op: &str) -> Option<(StatusSet, String)> {
         let _guard = crate::analysis::limits::enter();
-        let ureq = self.scope.roots.contains("ureq")
-            || self
-                .scope
-                .uses
-                .values()
-                .any(|p| p.first().is_some_and(|r| r == "ureq"));
-        if ureq
-            && matches!(
-                op,
-                "call" | "send_json" | "send_string" | "send_form" | "send_bytes"
-            )
-        {
+        let uses = |krate: &str| {
+            self.scope.roots.contains(krate)
+                || self
+                    .scope
+                    .uses
+                    .values()
+                    .any(|p| p.first().is_some_and(|r| r == krate))
+        };
+        let modelled = known::builtin()
+            .crate_method(known::List::StatusErrorCalls, op, uses)
+            .map(str::to_owned)
+            .or_else(|| {
+                self.scope.ext.status_error_calls.iter().find_map(|e| {
+                    let segments: Vec<&str> = e.split("::").filter(|s| !s.is_empty()).collect();
+                    (segments.len() >= 2 && segments.last() == Some(&op) && uses(segments[0]))
+                        .then(|| segments[0].to_owned())
+                })
+            });
+        if let Some(krate) = modelled {
             return Some((
                 StatusSet::range(400, 599),
-                "ureq's `call()` returns `Err(Error::Status(..))` for every status from 400"
-                    .to_owned(),
+                format!("{krate}'s `{op}()` returns `Err` for every status from 400"),
             ));
         }
         let f = self.scope.function(op)?;

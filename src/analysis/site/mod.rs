@@ -11,6 +11,7 @@ use syn::visit::Visit;
 use syn::{Block, Expr};
 
 use super::keys::per_attempt_keys;
+use super::known;
 use super::names;
 use super::scope::{Facts, FileScope, LocalFn};
 use super::span::LineIndex;
@@ -375,7 +376,7 @@ impl<'a> Builder<'a, '_> {
             }
             push_site(&mut self.sites, self.scope, self.index, site, &mut mark);
         }
-        if let Some(attr) = retry_attribute(f.attrs) {
+        if let Some(attr) = retry_attribute(f.attrs, self.scope) {
             retries_at.get_or_insert(self.index.of(&f.sig.ident));
             let keys = per_attempt_keys(f.block, self.scope, self.index, &name);
             let mut facts = AttemptFacts::of_block(f.block, self.scope, self.index, Some(locals()));
@@ -437,7 +438,10 @@ impl<'a> Builder<'a, '_> {
         // The body's text is only made for a function with a site (most have none).
         let mut fn_text: Option<String> = None;
         // `#[retryable]` resends a write only with a key or when declared idempotent.
-        let retryable_attr = matches!(retry_attribute(f.attrs), Some(RetryAttr::Retryable));
+        let retryable_attr = matches!(
+            retry_attribute(f.attrs, self.scope),
+            Some(RetryAttr::Retryable)
+        );
         for site in &mut self.sites[before..] {
             let mark = self.scope.used_count();
             site.function.clone_from(&name);
@@ -653,16 +657,25 @@ fn returns_async_block(block: &Block) -> bool {
 enum RetryAttr {
     /// `#[retryable]` of this crate: compliant by construction.
     Retryable,
-    /// `#[backon]`, `#[retry(..)]`, `#[retrying::retry]`: someone else's.
+    /// Another crate's (`retry-attributes` of the models: `#[backon]`, `#[retrying::retry]`).
     Other,
 }
 
-fn retry_attribute(attrs: &[syn::Attribute]) -> Option<RetryAttr> {
+fn retry_attribute(attrs: &[syn::Attribute], scope: &FileScope<'_>) -> Option<RetryAttr> {
     attrs.iter().find_map(|a| {
-        let kind = match names::last(a.path()).as_deref() {
-            Some("retryable") => RetryAttr::Retryable,
-            Some("backon" | "retry" | "retrying") => RetryAttr::Other,
-            _ => return None,
+        let kind = if names::last(a.path()).as_deref() == Some("retryable") {
+            RetryAttr::Retryable
+        } else if known::builtin()
+            .path(known::List::RetryAttributes, &scope.resolve(a.path()))
+            .is_some()
+            || crate::analysis::Extensions::matches(
+                &scope.ext.retry_attributes,
+                &scope.resolve(a.path()),
+            )
+        {
+            RetryAttr::Other
+        } else {
+            return None;
         };
         // `#[retryable(attempts = 1)]` makes a single attempt.
         let args = names::text(&a.meta).replace(' ', "");
