@@ -697,6 +697,24 @@ fn site_of(
     ))
 }
 
+/// Whether an expression makes a `Duration` (`Duration::from_millis(100)`,
+/// `std::time::Duration::from_secs(3)`, `Duration::ZERO`).
+fn is_duration(e: &Expr) -> bool {
+    let _guard = crate::analysis::limits::enter();
+    match e {
+        Expr::Call(c) => names::callee_path(&c.func).is_some_and(|p| {
+            let segments = names::segments(p);
+            segments.len() >= 2 && segments[segments.len() - 2] == "Duration"
+        }),
+        Expr::Path(p) => {
+            let segments = names::segments(&p.path);
+            segments.len() >= 2 && segments[segments.len() - 2] == "Duration"
+        }
+        Expr::Paren(p) => is_duration(&p.expr),
+        _ => false,
+    }
+}
+
 /// A number, a name or a duration made of numbers (`2`, `BASE`, `Duration::from_millis(10)`):
 /// a value that carries no settings of its own.
 fn plain_value(e: &Expr) -> bool {
@@ -787,6 +805,13 @@ fn struct_facts<'e>(
                 let value = super::values::place_key(&f.expr)
                     .and_then(|k| args.get(&k).copied())
                     .unwrap_or(&f.expr);
+                // A growth is a number; a field named like one that holds a duration (`base:
+                // Duration::from_millis(100)`) is the first wait.
+                let r = if r == Role::Growth && is_duration(value) {
+                    Role::Delay
+                } else {
+                    r
+                };
                 fields.entry(r).or_insert(value);
             }
         }
