@@ -771,12 +771,49 @@ impl<'a> ValueCx<'a, '_> {
         elems.fold(Taint::default(), |t, e| t.union(self.taint_in(e, seen, d)))
     }
 
+    /// The taint of a block's value: its tail, where a name bound by a `let` of the block is
+    /// that binding (`|| { let delay = base * 2u32.pow(n); n += 1; delay.min(cap) }`), not
+    /// another binding of the function with the same name.
     fn taint_block(&self, block: &'a syn::Block, seen: &mut HashSet<String>, d: usize) -> Taint {
         let _guard = crate::analysis::limits::enter();
-        match block.stmts.last() {
-            Some(syn::Stmt::Expr(e, None)) => self.taint_in(e, seen, d),
-            _ => Taint::default(),
+        let Some(syn::Stmt::Expr(tail, None)) = block.stmts.last() else {
+            return Taint::default();
+        };
+        let has_lets = block
+            .stmts
+            .iter()
+            .any(|s| matches!(s, syn::Stmt::Local(l) if l.init.is_some()));
+        if !has_lets {
+            return self.taint_in(tail, seen, d);
         }
+        let mut scoped: HashMap<String, Taint> = self.params.cloned().unwrap_or_default();
+        for stmt in &block.stmts {
+            let syn::Stmt::Local(local) = stmt else {
+                continue;
+            };
+            let Some(init) = &local.init else { continue };
+            let inner = ValueCx {
+                file: self.file,
+                locals: self.locals,
+                facts: self.facts,
+                params: Some(&scoped),
+                current_fn: self.current_fn,
+            };
+            let t = inner.taint_in(&init.expr, seen, d);
+            let mut names = Vec::new();
+            pat_bindings(&local.pat, &mut names);
+            for n in names {
+                scoped.insert(n, t);
+            }
+        }
+        let inner = ValueCx {
+            file: self.file,
+            locals: self.locals,
+            facts: self.facts,
+            params: Some(&scoped),
+            current_fn: self.current_fn,
+        };
+        inner.taint_in(tail, seen, d)
     }
 
     fn taint_place(
