@@ -479,8 +479,28 @@ pub fn is_key_name(name: &str) -> bool {
         || n == "idem_key"
 }
 
-/// The codes of the `http::StatusCode` associated constants.
+/// The codes of the `http::StatusCode` associated constants, and of the same reason phrases
+/// written as enum variants (`StatusCode::NotFound`, `StatusCode::TooManyRequests`: http-types,
+/// typespec and others).
 pub fn status_const(name: &str) -> Option<u16> {
+    status_screaming(name).or_else(|| {
+        let starts_upper = name.starts_with(|c: char| c.is_ascii_uppercase());
+        let has_lower = name.bytes().any(|b| b.is_ascii_lowercase());
+        if !starts_upper || !has_lower || name.contains('_') {
+            return None;
+        }
+        let mut screaming = String::with_capacity(name.len() + 4);
+        for (i, c) in name.char_indices() {
+            if i > 0 && c.is_ascii_uppercase() {
+                screaming.push('_');
+            }
+            screaming.push(c.to_ascii_uppercase());
+        }
+        status_screaming(&screaming)
+    })
+}
+
+fn status_screaming(name: &str) -> Option<u16> {
     Some(match name {
         "CONTINUE" => 100,
         "SWITCHING_PROTOCOLS" => 101,
