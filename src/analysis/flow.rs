@@ -1110,7 +1110,10 @@ impl<'a, 'c> Flow<'a, 'c> {
             }))
             && m.arms
                 .iter()
-                .all(|a| is_catch_all(&a.pat) || self.status.pattern(&a.pat).is_some());
+                .all(|a| is_catch_all(&a.pat) || self.status.pattern(&a.pat).is_some())
+            // A match whose every arm only makes a value (`let hint = match status { 429 =>
+            // read_hint(..), _ => None }`) decides that value, not which statuses go round.
+            && m.arms.iter().any(|a| may_divert(&a.body));
         let classified = Self::mentions_err(&states, &m.expr);
         // A match on the failure's value, not on a `Result`: its specific arms and guards
         // tell errors apart.
@@ -1792,6 +1795,36 @@ pub(super) fn leaves(e: &Expr) -> bool {
         }),
         _ => false,
     }
+}
+
+/// Whether evaluating `e` may leave the ordinary flow: a `return`, `break`, `continue` or `?`
+/// in it (closures and items aside), or a macro, which may hide one (`bail!`).
+fn may_divert(e: &Expr) -> bool {
+    use syn::visit::Visit;
+    struct Divert(bool);
+    impl<'ast> Visit<'ast> for Divert {
+        fn visit_expr(&mut self, e: &'ast Expr) {
+            let _guard = crate::analysis::limits::enter();
+            if self.0 {
+                return;
+            }
+            match e {
+                Expr::Return(_) | Expr::Break(_) | Expr::Continue(_) | Expr::Try(_) => {
+                    self.0 = true;
+                }
+                Expr::Macro(_) => self.0 = true,
+                Expr::Closure(_) => {}
+                _ => syn::visit::visit_expr(self, e),
+            }
+        }
+        fn visit_stmt_macro(&mut self, _: &'ast syn::StmtMacro) {
+            self.0 = true;
+        }
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    let mut d = Divert(false);
+    d.visit_expr(e);
+    d.0
 }
 
 /// `{}` or `()`: an arm that does nothing.

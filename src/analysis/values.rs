@@ -1067,7 +1067,9 @@ impl<'a> ValueCx<'a, '_> {
                     | "unwrap_or_default"
             ) {
                 let fb = Fallback {
-                    grows: args.grows(),
+                    // As for the wait itself: a counter handed to code not read (`self.sleep_duration(n)`
+                    // of a trait) says nothing of growth.
+                    grows: args.growth || (args.counter && !args.opaque),
                     random: args.random,
                     opaque: args.opaque,
                 };
