@@ -12,12 +12,13 @@
 //! - **A function body**, unless it contains an identifier that can start a retry site or change
 //!   how one is read: `loop`, `while`, `for`; an item keyword (`fn`, `mod`, `use`, `const`,
 //!   `static`, `impl`, ...: nested items are visible to the whole file's analysis); a word of a
-//!   retry crate or helper (`retr`, `backoff`, `backon`, and the policy types
-//!   [`crate::analysis::may_have_policies`] looks for); a timeout (`timeout`, `deadline`); a crate
-//!   of `status-error-calls` in the models (`ureq`: its calls change how statuses are read); the last segment of a name from the team's
-//!   extensions; or its own function's name (recursion). A function whose attributes or
-//!   signature hold a retry word (`#[retryable]`, `#[backon]`, `fn backoff(attempt: u32)`: a
-//!   backoff strategy, see [`crate::analysis`]) keeps its body too. In test code (a function
+//!   retry crate or helper (`retr`, `backoff`, and the crates and policy types
+//!   [`crate::analysis::may_have_policies`] looks for); a timeout (`timeout`, `deadline`); a
+//!   crate of `status-error-calls` in the models (`ureq`: its calls change how statuses are
+//!   read); the last segment of a name from the team's extensions; or its own function's name
+//!   (recursion). A function whose attributes or signature hold a retry word (`#[retryable]`,
+//!   `#[backon]`, `fn backoff(attempt: u32)`: a backoff strategy, see [`crate::analysis`]) keeps
+//!   its body too. In test code (a function
 //!   marked `#[test]`, `#[tokio::test]` or `#[cfg(test)]`, or one in a `#[cfg(test)]` module)
 //!   loops and the function's own name keep nothing: the analysis reads no loop or recursion
 //!   of a test as a retry (it waits for the test's own fixtures).
@@ -406,7 +407,7 @@ fn retry_word(word: &str, ext: &Extensions) -> bool {
 
 /// Words (substrings of an identifier, compared without regard to ASCII case, as the retry
 /// helper names are: `WithRetry`, `RETRY_`) that keep a body.
-const WORDS_ANY_CASE: &[&str] = &["retr", "backoff", "backon", "timeout", "deadline"];
+const WORDS_ANY_CASE: &[&str] = &["retr", "backoff", "timeout", "deadline"];
 
 /// Identifiers that keep a body: loops and items (visible to the whole file).
 const KEYWORDS: &[&str] = &[

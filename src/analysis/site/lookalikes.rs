@@ -112,6 +112,62 @@ pub(super) fn spawns(body: &Block, index: &LineIndex<'_>) -> Vec<usize> {
     found.1
 }
 
+/// Where a function body writes a loopback address (the file offsets where each ends): a string
+/// naming `127.0.0.1`, `localhost` or `[::1]` (in a macro's arguments too: `format!("ws://
+/// 127.0.0.1:{port}")`), or `Ipv4Addr::LOCALHOST` / `Ipv6Addr::LOCALHOST`. What a loop after
+/// one probes until it answers is local (evidence.md #9).
+pub(super) fn loopbacks(body: &Block, index: &LineIndex<'_>) -> Vec<usize> {
+    fn is_loopback(text: &str) -> bool {
+        ["127.0.0.1", "localhost", "[::1]"]
+            .iter()
+            .any(|w| text.contains(w))
+    }
+    fn in_tokens(tokens: proc_macro2::TokenStream, index: &LineIndex<'_>, out: &mut Vec<usize>) {
+        let _guard = crate::analysis::limits::enter();
+        for t in tokens {
+            match t {
+                proc_macro2::TokenTree::Literal(l) if is_loopback(&l.to_string()) => {
+                    out.push(index.span(l.span()).end);
+                }
+                proc_macro2::TokenTree::Group(g) => in_tokens(g.stream(), index, out),
+                _ => {}
+            }
+        }
+    }
+    struct Loopback<'i, 'a>(&'i LineIndex<'a>, Vec<usize>);
+    impl<'ast> Visit<'ast> for Loopback<'_, '_> {
+        fn visit_expr(&mut self, e: &'ast Expr) {
+            let _guard = crate::analysis::limits::enter();
+            match e {
+                Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(s),
+                    ..
+                }) if is_loopback(&s.value()) => self.1.push(self.0.of(e).end),
+                Expr::Path(p) => {
+                    let segments = names::segments(&p.path);
+                    let n = segments.len();
+                    if n >= 2
+                        && segments[n - 1] == "LOCALHOST"
+                        && matches!(segments[n - 2].as_str(), "Ipv4Addr" | "Ipv6Addr")
+                    {
+                        self.1.push(self.0.of(e).end);
+                    }
+                }
+                Expr::Macro(m) => in_tokens(m.mac.tokens.clone(), self.0, &mut self.1),
+                _ => {}
+            }
+            syn::visit::visit_expr(self, e);
+        }
+        fn visit_stmt_macro(&mut self, m: &'ast syn::StmtMacro) {
+            in_tokens(m.mac.tokens.clone(), self.0, &mut self.1);
+        }
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    let mut found = Loopback(index, Vec::new());
+    found.visit_block(body);
+    found.1
+}
+
 /// A loop that waits for something to come up by probing it: every operation it tests
 /// (in its body, or its `while` condition) connects, pings or asks for health or readiness.
 pub(super) fn is_readiness_probe(l: &Expr, r: &FlowResult) -> bool {

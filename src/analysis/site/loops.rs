@@ -14,7 +14,8 @@ use crate::analysis::{Bound, BoundKind, RetrySite, SiteKind};
 use super::*;
 
 impl<'a> Builder<'a, '_> {
-    /// `started_at`: where the function starts a thread, task or process (see [`spawns`]).
+    /// `started_at`: where the function starts a thread, task or process (see [`spawns`]) or
+    /// writes a loopback address (see [`loopbacks`]).
     pub(super) fn loop_site(
         &self,
         l: &'a Expr,
@@ -107,8 +108,9 @@ impl<'a> Builder<'a, '_> {
         }
         // A supervisor restarts a long-running operation for ever, pausing only after it
         // failed: a site for the pacing rules only.
-        // Probing what the function has just started (a test server, a child process) until it
-        // answers is a readiness wait, not a retry.
+        // Probing what the function has just started (a test server, a child process), or an
+        // address it writes as loopback, until it answers is a readiness wait on something
+        // local, not a retry.
         if started_at.iter().any(|at| *at < head.start) && is_readiness_probe(l, &result) {
             return None;
         }

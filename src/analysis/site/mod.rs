@@ -291,10 +291,14 @@ impl<'a> Builder<'a, '_> {
         // previous site was made.
         let mut mark = self.scope.used_count();
         let mut retries_at: Option<Span> = None;
+        // What the function starts beside it, or the loopback addresses it writes: a loop
+        // after one that probes until something answers waits for something local.
         let started_at = if finder.loops.is_empty() {
             Vec::new()
         } else {
-            spawns(f.block, self.index)
+            let mut at = spawns(f.block, self.index);
+            at.extend(loopbacks(f.block, self.index));
+            at
         };
         // A loop in test code (`#[test]`, `#[tokio::test]`, a `#[cfg(test)]` module) waits for
         // the test's own fixtures (a server it started, a background task, a container): a
