@@ -697,6 +697,73 @@ fn site_of(
     ))
 }
 
+/// How the waits of a type of this file go, read from its own code: a method that takes
+/// `&mut self` and returns a `Duration` (`fn next_delay(&mut self) -> Duration { let d =
+/// self.base * 2u32.saturating_pow(self.attempt); self.attempt += 1; d.min(self.cap) }`), its
+/// returned values' growth and randomness. `None` when the type has no such method here, or
+/// when what it returns is not read (unknown: silent).
+#[derive(Clone, Copy)]
+struct OwnSchedule {
+    kind: DelayKind,
+    random: bool,
+}
+
+fn own_schedule(ty: &str, scope: &FileScope<'_>) -> Option<OwnSchedule> {
+    let _guard = crate::analysis::limits::enter();
+    let mut found: Option<OwnSchedule> = None;
+    for f in scope.fns.values().flatten() {
+        if f.owner.is_none_or(|o| o != ty) {
+            continue;
+        }
+        let takes_mut_self = matches!(
+            f.sig.inputs.first(),
+            Some(syn::FnArg::Receiver(r)) if r.mutability.is_some() && r.reference.is_some()
+        );
+        let returns_duration = match &f.sig.output {
+            syn::ReturnType::Type(_, t) => {
+                matches!(&**t, syn::Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Duration"))
+            }
+            syn::ReturnType::Default => false,
+        };
+        if !takes_mut_self || !returns_duration {
+            continue;
+        }
+        let locals = Locals::of_fn(f);
+        let facts = LoopFacts::collect(f.block, &[]);
+        let name = f.sig.ident.to_string();
+        let values = super::values::ValueCx {
+            file: scope,
+            locals: &locals,
+            facts: &facts,
+            params: None,
+            current_fn: &name,
+        };
+        for e in super::values::returned_exprs(f.block) {
+            let t = values.taint(e);
+            let kind = super::site::kind_of(t.growth, t.counter, t.opaque);
+            if kind == DelayKind::Unknown {
+                return None;
+            }
+            let here = OwnSchedule {
+                kind,
+                random: t.random,
+            };
+            found = Some(match found {
+                Some(prev) if prev.kind == DelayKind::Growing => OwnSchedule {
+                    random: prev.random && here.random,
+                    ..prev
+                },
+                Some(prev) => OwnSchedule {
+                    kind: here.kind,
+                    random: prev.random && here.random,
+                },
+                None => here,
+            });
+        }
+    }
+    found
+}
+
 /// Whether an expression makes a `Duration` (`Duration::from_millis(100)`,
 /// `std::time::Duration::from_secs(3)`, `Duration::ZERO`).
 fn is_duration(e: &Expr) -> bool {
@@ -834,6 +901,7 @@ fn struct_facts<'e>(
         return None;
     }
     let delay = known(Role::Delay);
+    let own = own_schedule(ty, cx.est.file);
     let factor = known(Role::Growth).and_then(|e| est.eval(e));
     let strategy = known(Role::Strategy).and_then(|e| strategy_kind(e, cx));
     let kind = match (factor, strategy, growth_word(ty)) {
@@ -849,12 +917,18 @@ fn struct_facts<'e>(
         {
             DelayKind::Constant
         }
-        _ => return None,
+        // Nothing in the value says how its waits go: the type's own code may (a method of
+        // it that gives the next wait from its fields).
+        _ => match own {
+            Some(o) => o.kind,
+            None => return None,
+        },
     };
     if !fields.contains_key(&Role::Delay)
         && !fields.contains_key(&Role::Growth)
         && strategy.is_none()
         && growth_word(ty).is_none()
+        && own.is_none()
     {
         // A type name alone, with fields about something else.
         return None;
@@ -870,6 +944,8 @@ fn struct_facts<'e>(
     } else {
         match known(Role::Jitter) {
             Some(j) => Some(is_real_jitter(j, delay, est)),
+            // The type's own method gives the waits: random if it draws them so.
+            None if own.is_some() => own.map(|o| o.random),
             // No jitter field: none, unless the file draws random numbers somewhere (the
             // function that reads the policy may add it).
             None => (!cx.file_is_random).then_some(false),

@@ -295,7 +295,7 @@ pub(super) fn longest_wait(
     }
 }
 
-pub(super) fn kind_of(growth: bool, counter: bool, opaque: bool) -> DelayKind {
+pub(in crate::analysis) fn kind_of(growth: bool, counter: bool, opaque: bool) -> DelayKind {
     if growth || (counter && !opaque) {
         DelayKind::Growing
     } else if opaque {
