@@ -97,11 +97,14 @@ pub enum List {
     StatusErrorCalls,
     /// Attribute macros of other crates that make a function retry its body.
     RetryAttributes,
+    /// Constructors of this project's own retry wrappers (`RetryLayer::new`), compliant by
+    /// construction like `#[retryable]`: a function that makes one retries.
+    CompliantRetries,
 }
 
 impl List {
     /// Every list, in the order of [`Extensions::list`].
-    pub const ALL: [List; 18] = [
+    pub const ALL: [List; 19] = [
         List::SleepFns,
         List::SleepMethods,
         List::BlockingSleeps,
@@ -120,6 +123,7 @@ impl List {
         List::MessagingCrates,
         List::StatusErrorCalls,
         List::RetryAttributes,
+        List::CompliantRetries,
     ];
 
     /// Its key in a model file and in `[extend]`.
@@ -144,6 +148,7 @@ impl List {
             List::MessagingCrates => "messaging-crates",
             List::StatusErrorCalls => "status-error-calls",
             List::RetryAttributes => "retry-attributes",
+            List::CompliantRetries => "compliant-retries",
         }
     }
 
@@ -192,6 +197,8 @@ pub struct RawExtensions {
     status_error_calls: Vec<Spanned<String>>,
     #[serde(default)]
     retry_attributes: Vec<Spanned<String>>,
+    #[serde(default)]
+    compliant_retries: Vec<Spanned<String>>,
     /// Retry crates' policies (`[[policies]]`).
     #[serde(default)]
     policies: Vec<super::policy_model::RawPolicy>,
@@ -218,6 +225,7 @@ impl RawExtensions {
             List::MessagingCrates => &self.messaging_crates,
             List::StatusErrorCalls => &self.status_error_calls,
             List::RetryAttributes => &self.retry_attributes,
+            List::CompliantRetries => &self.compliant_retries,
         }
     }
 

@@ -80,6 +80,8 @@ pub struct Extensions {
     pub status_error_calls: Vec<String>,
     /// Attribute macros that make a function retry its body.
     pub retry_attributes: Vec<String>,
+    /// Constructors of retry wrappers compliant by construction (a function making one retries).
+    pub compliant_retries: Vec<String>,
     /// Retry crates' policies (`[[extend.policies]]`), tried before the built-in ones.
     pub policies: Vec<policy_model::PolicyModel>,
 }
@@ -108,6 +110,7 @@ impl Extensions {
             L::MessagingCrates => &self.messaging_crates,
             L::StatusErrorCalls => &self.status_error_calls,
             L::RetryAttributes => &self.retry_attributes,
+            L::CompliantRetries => &self.compliant_retries,
         }
     }
 
@@ -133,6 +136,7 @@ impl Extensions {
             L::MessagingCrates => &mut self.messaging_crates,
             L::StatusErrorCalls => &mut self.status_error_calls,
             L::RetryAttributes => &mut self.retry_attributes,
+            L::CompliantRetries => &mut self.compliant_retries,
         }
     }
 

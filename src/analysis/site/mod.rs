@@ -121,6 +121,7 @@ pub fn extract_in(
         retrying_fns: Vec::new(),
         test_depth: usize::from(test_code),
         may_have_policies: super::policies::may_have_policies(index.source(), &scope.ext),
+        may_make_compliant_retries: may_make_compliant_retries(index.source(), &scope.ext),
         called_from_sites: HashSet::new(),
         owner: None,
     };
@@ -255,6 +256,8 @@ struct Builder<'a, 'c> {
     timeout_vars: HashSet<String>,
     sites: Vec<RetrySite>,
     retrying_fns: Vec<(String, Option<String>, Span)>,
+    /// Whether the file's text names the type of a `compliant-retries` constructor.
+    may_make_compliant_retries: bool,
     /// Inside `#[cfg(test)]` modules.
     test_depth: usize,
     /// Whether the file's text names anything a retry crate's policy could be built from.
@@ -393,6 +396,28 @@ impl<'a> Builder<'a, '_> {
                 self.scope,
                 self.index,
                 helper_site(self.index.of(&f.sig.ident), keys, facts),
+                &mut mark,
+            );
+        }
+        // A retry wrapper of this project made here (`RetryLayer::new(policy)`): the function
+        // retries, compliant by construction, like a `#[retryable]` one.
+        if let Some(at) = self
+            .may_make_compliant_retries
+            .then(|| compliant_retry(f.block, self.scope, self.index))
+            .flatten()
+        {
+            retries_at.get_or_insert(at);
+            let facts = AttemptFacts {
+                reads_retry_after: true,
+                sends_key: false,
+                writes: Vec::new(),
+                calls: Vec::new(),
+            };
+            push_site(
+                &mut self.sites,
+                self.scope,
+                self.index,
+                helper_site(at, Vec::new(), facts),
                 &mut mark,
             );
         }
@@ -614,6 +639,62 @@ fn evidence_since(scope: &FileScope<'_>, index: &LineIndex<'_>, mark: usize) -> 
             })
         })
         .collect()
+}
+
+/// Whether `text` names the type (the segment before the function) of a constructor of
+/// `compliant-retries`: without it, no call in the file can resolve to one.
+fn may_make_compliant_retries(text: &str, ext: &super::Extensions) -> bool {
+    let type_of = |entry: &str| {
+        let segments: Vec<&str> = entry.split("::").collect();
+        segments
+            .len()
+            .checked_sub(2)
+            .and_then(|i| segments.get(i))
+            .is_some_and(|t| text.contains(t))
+    };
+    known::builtin()
+        .entries(known::List::CompliantRetries)
+        .iter()
+        .any(|e| type_of(&e.text))
+        || ext.compliant_retries.iter().any(|e| type_of(e))
+}
+
+/// The first call in a function body of a constructor of `compliant-retries` (the models, or a
+/// team's `[extend]`), by its resolved path: where the function makes a compliant retry wrapper.
+fn compliant_retry(body: &Block, scope: &FileScope<'_>, index: &LineIndex<'_>) -> Option<Span> {
+    struct Find<'s, 'a, 'i> {
+        scope: &'s FileScope<'a>,
+        index: &'i LineIndex<'a>,
+        found: Option<Span>,
+    }
+    impl<'ast> Visit<'ast> for Find<'_, '_, '_> {
+        fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+            let _guard = crate::analysis::limits::enter();
+            if self.found.is_some() {
+                return;
+            }
+            if let Some(path) = names::callee_path(&c.func) {
+                let full = self.scope.resolve(path);
+                if known::builtin()
+                    .path(known::List::CompliantRetries, &full)
+                    .is_some()
+                    || super::Extensions::matches(&self.scope.ext.compliant_retries, &full)
+                {
+                    self.found = Some(self.index.of(c));
+                    return;
+                }
+            }
+            syn::visit::visit_expr_call(self, c);
+        }
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    let mut find = Find {
+        scope,
+        index,
+        found: None,
+    };
+    find.visit_block(body);
+    find.found
 }
 
 fn helper_site(head: Span, keys: Vec<super::PerAttemptKey>, facts: AttemptFacts) -> RetrySite {
