@@ -658,7 +658,13 @@ impl<'a, 'c> Flow<'a, 'c> {
             }
             Expr::Continue(c) => {
                 if self.targets_candidate(c.label.as_ref()) {
-                    self.record_continue(states, self.index.of(c));
+                    // The `continue` and its label, not the attributes written on it (a doc
+                    // comment there is an attribute that the pre-filter blanks).
+                    let at = match &c.label {
+                        Some(label) => self.index.between(&c.continue_token, label),
+                        None => self.index.of(&c.continue_token),
+                    };
+                    self.record_continue(states, at);
                 } else if c.label.is_some() && self.depth == 0 {
                     // Continues an outer loop: leaves this one.
                     self.record_exit(&states);
