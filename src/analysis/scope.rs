@@ -227,6 +227,12 @@ impl<'a> FileScope<'a> {
         }
     }
 
+    /// A `const` or `static` of the file (an item, or an impl's associated constant).
+    fn add_const(&mut self, ident: &syn::Ident, value: &'a Expr) {
+        self.consts.insert(ident.to_string(), value);
+        self.const_names.insert(ident.to_string(), ident.span());
+    }
+
     /// The full path of `path` after `use` resolution of its first segment.
     #[must_use]
     pub fn resolve(&self, path: &syn::Path) -> Vec<String> {
@@ -692,17 +698,13 @@ impl<'a> Visit<'a> for FileScope<'a> {
 
     fn visit_item_const(&mut self, node: &'a ItemConst) {
         let _guard = crate::analysis::limits::enter();
-        self.consts.insert(node.ident.to_string(), &node.expr);
-        self.const_names
-            .insert(node.ident.to_string(), node.ident.span());
+        self.add_const(&node.ident, &node.expr);
         syn::visit::visit_item_const(self, node);
     }
 
     fn visit_item_static(&mut self, node: &'a ItemStatic) {
         let _guard = crate::analysis::limits::enter();
-        self.consts.insert(node.ident.to_string(), &node.expr);
-        self.const_names
-            .insert(node.ident.to_string(), node.ident.span());
+        self.add_const(&node.ident, &node.expr);
         syn::visit::visit_item_static(self, node);
     }
 
@@ -714,9 +716,7 @@ impl<'a> Visit<'a> for FileScope<'a> {
 
     fn visit_impl_item_const(&mut self, node: &'a syn::ImplItemConst) {
         let _guard = crate::analysis::limits::enter();
-        self.consts.insert(node.ident.to_string(), &node.expr);
-        self.const_names
-            .insert(node.ident.to_string(), node.ident.span());
+        self.add_const(&node.ident, &node.expr);
         syn::visit::visit_impl_item_const(self, node);
     }
 

@@ -236,7 +236,8 @@ impl StatusEval<'_, '_> {
                 })
             }
             Expr::Binary(b) => match b.op {
-                BinOp::And(_) => {
+                // `a && b` goes the `then` way where both do; `a || b` where either does.
+                BinOp::And(_) | BinOp::Or(_) => {
                     let (l, r) = (self.cond(&b.left), self.cond(&b.right));
                     if l.is_none() && r.is_none() {
                         return None;
@@ -246,24 +247,16 @@ impl StatusEval<'_, '_> {
                     let rt = r.map_or(all, |s| s.then);
                     let lo = l.map_or(all, |s| s.other);
                     let ro = r.map_or(all, |s| s.other);
-                    Some(Sets {
-                        then: lt.intersect(rt),
-                        other: lo.union(ro),
-                    })
-                }
-                BinOp::Or(_) => {
-                    let (l, r) = (self.cond(&b.left), self.cond(&b.right));
-                    if l.is_none() && r.is_none() {
-                        return None;
-                    }
-                    let all = StatusSet::all();
-                    let lt = l.map_or(all, |s| s.then);
-                    let rt = r.map_or(all, |s| s.then);
-                    let lo = l.map_or(all, |s| s.other);
-                    let ro = r.map_or(all, |s| s.other);
-                    Some(Sets {
-                        then: lt.union(rt),
-                        other: lo.intersect(ro),
+                    Some(if matches!(b.op, BinOp::And(_)) {
+                        Sets {
+                            then: lt.intersect(rt),
+                            other: lo.union(ro),
+                        }
+                    } else {
+                        Sets {
+                            then: lt.union(rt),
+                            other: lo.intersect(ro),
+                        }
                     })
                 }
                 BinOp::Eq(_)

@@ -792,28 +792,25 @@ impl<'a> ValueCx<'a, '_> {
                 continue;
             };
             let Some(init) = &local.init else { continue };
-            let inner = ValueCx {
-                file: self.file,
-                locals: self.locals,
-                facts: self.facts,
-                params: Some(&scoped),
-                current_fn: self.current_fn,
-            };
-            let t = inner.taint_in(&init.expr, seen, d);
+            let t = self.with_params(&scoped).taint_in(&init.expr, seen, d);
             let mut names = Vec::new();
             pat_bindings(&local.pat, &mut names);
             for n in names {
                 scoped.insert(n, t);
             }
         }
-        let inner = ValueCx {
+        self.with_params(&scoped).taint_in(tail, seen, d)
+    }
+
+    /// The same context with `params` as the taints of the names they hold.
+    fn with_params<'p>(&'p self, params: &'p HashMap<String, Taint>) -> ValueCx<'a, 'p> {
+        ValueCx {
             file: self.file,
             locals: self.locals,
             facts: self.facts,
-            params: Some(&scoped),
+            params: Some(params),
             current_fn: self.current_fn,
-        };
-        inner.taint_in(tail, seen, d)
+        }
     }
 
     fn taint_place(
