@@ -28,7 +28,7 @@ use crate::source::Span;
 pub(crate) struct Context<'s> {
     settings: &'s Settings,
     out: Vec<Diagnostic>,
-    /// The file's functions that retry by themselves (for nested retries).
+    /// The file's functions that retry by themselves (for nested retries), sorted by name.
     retrying: Vec<nested_retry::Retrying>,
 }
 
@@ -183,18 +183,20 @@ fn unreachable_finding(span: Span) -> Diagnostic {
 /// Runs every enabled rule over the model of one file.
 #[must_use]
 pub fn run(model: &FileModel, settings: &Settings) -> Vec<Diagnostic> {
+    let mut retrying: Vec<_> = model
+        .retrying_fns
+        .iter()
+        .map(|(name, owner, at)| nested_retry::Retrying {
+            name: name.clone(),
+            owner: owner.clone(),
+            inner: Some(*at),
+        })
+        .collect();
+    retrying.sort_by(|a, b| a.name.cmp(&b.name));
     let mut cx = Context {
         settings,
         out: Vec::new(),
-        retrying: model
-            .retrying_fns
-            .iter()
-            .map(|(name, owner, at)| nested_retry::Retrying {
-                name: name.clone(),
-                owner: owner.clone(),
-                inner: Some(*at),
-            })
-            .collect(),
+        retrying,
     };
     for site in &model.sites {
         for (rule, reads, check) in CHECKS {

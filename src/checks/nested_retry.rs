@@ -23,7 +23,9 @@ pub(super) struct Retrying {
     pub inner: Option<Span>,
 }
 
-/// Reports the calls of `site` to functions of `retrying` that the call reaches.
+/// Reports the calls of `site` to functions of `retrying` that the call reaches. `retrying` is
+/// sorted by name (stably, so the first of a name is the first in the file): a file of many
+/// retrying functions is looked up, not scanned, for every call.
 pub(super) fn check_against(site: &RetrySite, retrying: &[Retrying], cx: &mut Context<'_>) {
     if site.kind == SiteKind::Policy {
         return;
@@ -32,9 +34,11 @@ pub(super) fn check_against(site: &RetrySite, retrying: &[Retrying], cx: &mut Co
         if call.name == site.function {
             continue;
         }
-        let Some(callee) = retrying
+        let first = retrying.partition_point(|f| f.name < call.name);
+        let Some(callee) = retrying[first..]
             .iter()
-            .find(|f| f.name == call.name && call.via.reaches(f.owner.as_deref()))
+            .take_while(|f| f.name == call.name)
+            .find(|f| call.via.reaches(f.owner.as_deref()))
         else {
             continue;
         };
