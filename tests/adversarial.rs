@@ -436,6 +436,80 @@ fn a_directory_of_a_hundred_thousand_empty_files() {
     assert!(scanned < Duration::from_secs(60), "{scanned:?}");
 }
 
+// ------------------------------------------------------------------------- one huge file
+
+/// The peak resident memory of a running process (`VmHWM`, Linux), in KiB.
+fn peak_kib(pid: u32) -> Option<u64> {
+    let status = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+#[test]
+#[ignore = "seconds in a release build, minutes in a debug one: cargo test --release --test adversarial -- --ignored"]
+fn a_generated_file_of_126_000_retry_loops_is_checked_in_under_a_gibibyte() {
+    // Issue 32: a generated 22 MB file of 126 000 small retry loops took 3.0 GB (syn's tree of
+    // the whole file is about a hundred times its text) and minutes (each loop's calls were
+    // looked up in a list of every retrying function). Now its bodies are parsed a window at a
+    // time and the lookup is by name.
+    if !Path::new("/proc/self/status").is_file() {
+        eprintln!("no /proc: the peak memory of a process is not read on this system");
+        return;
+    }
+    let dir = temp();
+    let mut text =
+        String::from("use std::time::Duration;\nfn op(i: u32) -> Result<u32, String> { Ok(i) }\n");
+    for i in 0..126_000 {
+        std::fmt::Write::write_fmt(
+            &mut text,
+            format_args!(
+                "fn r{i}() -> u32 {{\n    loop {{\n        match op({i}) {{\n            \
+                 Ok(v) => return v,\n            \
+                 Err(_) => std::thread::sleep(Duration::from_secs(1)),\n        }}\n    }}\n}}\n"
+            ),
+        )
+        .expect("a String takes any text");
+    }
+    assert!(text.len() > 20_000_000, "{}", text.len());
+    write(dir.path(), "generated.rs", &text);
+    drop(text);
+    let out = dir.path().join("out.jsonl");
+    let started = Instant::now();
+    let mut child = binary(dir.path())
+        .args(["--format", "json", "--stats", "generated.rs"])
+        .stdout(fs::File::create(&out).expect("output file"))
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the retry-audit binary runs");
+    // The high-water mark only grows: the last reading before the process ends is its peak.
+    let mut peak = 0;
+    while child.try_wait().expect("waitable").is_none() {
+        if let Some(kib) = peak_kib(child.id()) {
+            peak = peak.max(kib);
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let output = child.wait_with_output().expect("finished");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    eprintln!(
+        "126 000 loops, 22 MB: {:?}, peak {} MiB\n{stderr}",
+        started.elapsed(),
+        peak / 1024
+    );
+    assert_eq!(summary(&stderr), (1, 0), "{stderr}");
+    let findings = fs::read_to_string(&out).expect("output");
+    for rule in ["RA001", "RA002"] {
+        let n = findings
+            .lines()
+            .filter(|l| l.contains(&format!("\"rule\":\"{rule}\"")))
+            .count();
+        assert_eq!(n, 126_000, "one {rule} per loop (no limit, a fixed sleep)");
+    }
+    assert!(stderr.contains(" windows of function bodies"), "{stderr}");
+    assert!(peak > 0, "the peak was read");
+    assert!(peak < 1024 * 1024, "peak {} MiB", peak / 1024);
+}
+
 // ------------------------------------------------------------------------------- paths
 
 #[test]

@@ -1,6 +1,8 @@
 //! The pre-filter (`src/analysis/prefilter.rs`) is sound: a file checked with the function bodies that cannot
 //! matter blanked gives exactly the findings, and the crate-wide facts, of a full parse.
 //!
+//! The same holds for a file parsed a window of function bodies at a time (a very large file).
+//!
 //! Every fixture and adversarial input is compared here; the ignored test does the same on a
 //! whole corpus and reports how much was blanked:
 //! `RETRY_AUDIT_CORPUS=DIR cargo test --release --test prefilter -- --ignored --nocapture`
@@ -114,6 +116,65 @@ fn pruned_and_full_parses_agree_on_every_fixture_and_adversarial_input() {
     assert!(blanked > 0);
 }
 
+/// What a check produced with every function body that keeps itself parsed in a window of its
+/// own (and the bodies it names): the findings, and the crate-wide facts in source order.
+fn outcome_in_windows(text: &str, window: Option<usize>) -> (String, usize) {
+    let mut settings = Settings::preview();
+    settings.parse_window = window;
+    let mut times = engine::PhaseTimes::default();
+    let result = engine::analyse(text, &settings, None, &mut times).map(|mut a| {
+        a.retrying
+            .sort_by_key(|(name, owner, at)| (at.line, at.column, name.clone(), owner.clone()));
+        a.calls.sort_by_key(|c| (c.head.start, c.call.start));
+        (a.diagnostics, format!("{:?}", (a.retrying, a.calls)))
+    });
+    (format!("{result:#?}"), times.windows)
+}
+
+/// Compares a whole parse of `text` with one in windows of `budget` bytes of bodies; returns
+/// the number of windows.
+fn compare_windows(path: &Path, text: &str, budget: usize) -> usize {
+    let (whole, none) = outcome_in_windows(text, None);
+    assert_eq!(
+        none,
+        0,
+        "{}: an ordinary file is parsed whole",
+        path.display()
+    );
+    let (parts, windows) = outcome_in_windows(text, Some(budget));
+    assert!(
+        whole == parts,
+        "{}: windows changed the outcome\n--- whole\n{whole}\n--- in {windows} windows\n{parts}",
+        path.display()
+    );
+    windows
+}
+
+#[test]
+fn a_file_parsed_a_window_of_bodies_at_a_time_gives_the_findings_of_a_whole_parse() {
+    // A very large file is parsed a window of function bodies at a time (the engine's
+    // WINDOW_BYTES); here every window is one body, the most a window can leave out.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = rust_files(&root.join("fixtures"));
+    files.extend(rust_files(&root.join("tests/adversarial")));
+    files.push(root.join("examples/storm.rs"));
+    let windowed = on_big_stack(|| {
+        let mut windowed = 0;
+        for path in &files {
+            let bytes = std::fs::read(path).expect("readable");
+            let text = String::from_utf8_lossy(&bytes);
+            windowed += usize::from(compare_windows(path, &text, 1) > 1);
+        }
+        windowed
+    });
+    // Most fixtures have several retry functions: the comparison is not vacuous.
+    assert!(windowed > 40, "{windowed} files parsed in windows");
+}
+
+/// The windows of the corpus comparison: small enough that many real files are parsed in
+/// several.
+const WINDOW: usize = 16 << 10;
+
 #[test]
 #[ignore = "minutes: a whole corpus; RETRY_AUDIT_CORPUS=DIR cargo test --release --test prefilter -- --ignored --nocapture"]
 fn pruned_and_full_parses_agree_on_a_corpus() {
@@ -132,6 +193,7 @@ fn pruned_and_full_parses_agree_on_a_corpus() {
                     .spawn_scoped(s, move || {
                         let (mut bytes, mut blanked, mut pruned_files, mut fell_back) =
                             (0, 0, 0, 0);
+                        let mut windowed = 0;
                         for path in *chunk {
                             let Ok(raw) = std::fs::read(path) else {
                                 continue;
@@ -140,12 +202,13 @@ fn pruned_and_full_parses_agree_on_a_corpus() {
                                 continue;
                             };
                             let (b, parsed) = compare(path, &text);
+                            windowed += usize::from(compare_windows(path, &text, WINDOW) > 1);
                             bytes += text.len();
                             blanked += b;
                             pruned_files += usize::from(b > 0);
                             fell_back += usize::from(!parsed);
                         }
-                        (bytes, blanked, pruned_files, fell_back)
+                        (bytes, blanked, pruned_files, fell_back, windowed)
                     })
                     .expect("a thread")
             })
@@ -153,15 +216,16 @@ fn pruned_and_full_parses_agree_on_a_corpus() {
         workers
             .into_iter()
             .map(|w| w.join().expect("no panic"))
-            .fold((0, 0, 0, 0), |a, b| {
-                (a.0 + b.0, a.1 + b.1, a.2 + b.2, a.3 + b.3)
+            .fold((0, 0, 0, 0, 0), |a, b| {
+                (a.0 + b.0, a.1 + b.1, a.2 + b.2, a.3 + b.3, a.4 + b.4)
             })
     });
-    let (bytes, blanked, pruned_files, fell_back) = totals;
+    let (bytes, blanked, pruned_files, fell_back, windowed) = totals;
     let permille = blanked * 1000 / bytes.max(1);
     println!(
         "{} files, {bytes} bytes: identical findings and facts; {blanked} bytes blanked \
-         ({}.{} %) in {pruned_files} files; {fell_back} pruned texts did not parse (full parse used)",
+         ({}.{} %) in {pruned_files} files; {fell_back} pruned texts did not parse (full parse used); \
+         {windowed} files parsed in windows of {WINDOW} bytes of bodies gave the findings and facts of a whole parse",
         files.len(),
         permille / 10,
         permille % 10

@@ -40,6 +40,12 @@
 //! and on a corpus with `RETRY_AUDIT_CORPUS=DIR cargo test --release --test prefilter --
 //! --ignored`; the fuzz targets compare both too.
 //!
+//! A file whose kept bodies are too large to hold as one tree (generated code; a tree is about a
+//! hundred times its text) is parsed a window of bodies at a time ([`Windows`]): every window
+//! keeps the file's declarations, blanks the bodies of the other windows but those that call its
+//! functions, are methods of its types or are named by what it keeps, so that what the analysis
+//! reads of a body is in its window.
+//!
 //! What is given up: a syntax error inside blanked text is not seen (it is not parsed), so such
 //! a file is checked rather than skipped. `--full-parse` (implied by `--strict`) parses
 //! everything.
@@ -90,168 +96,308 @@ fn pruned_with_names(
     tokens: &[Token],
     ext: &Extensions,
 ) -> Option<(String, Vec<String>)> {
-    // A shebang line (not an inner attribute `#![..]`): the parser drops it, leave it to it.
-    if text.starts_with("#!") && !text[2..].trim_start().starts_with('[') {
+    let pieces = Pieces::of(text, tokens, ext)?;
+    let mut kept = pieces.keeps_itself.clone();
+    pieces.close(&mut kept);
+    if pieces.docs.is_empty() && kept.iter().all(|&k| k) {
         return None;
     }
-    let matching = match_delimiters(tokens)?;
-    let mut pieces = Vec::new();
-    let items = Items {
-        text,
-        matching: &matching,
-        iterators: &iterator_types(text, tokens),
-        in_policy_impl: false,
-        impl_type: None,
-        in_test: false,
-        container: None,
-    };
-    item_list(tokens, &items, 0, tokens.len(), &mut pieces, None);
-    let word = |t: &Token| &text[t.start..t.end];
-    let idents = |from: usize, to: usize| {
-        tokens[from..to]
-            .iter()
-            .filter(|t| t.kind == Kind::Ident)
-            .map(word)
-    };
+    pieces.render(&kept)
+}
 
-    // What keeps itself: a body with a retry word or its own name, a function whose attributes
-    // name a retry macro, a constant with anything more than a value.
-    for piece in &mut pieces {
-        piece.kept = match piece.kind {
-            PieceKind::Body => {
-                let name = word(&tokens[piece.name]);
-                let keeps_here = |w: &str| {
-                    if piece.in_test {
-                        !matches!(w, "loop" | "while" | "for") && keeps(w, ext)
-                    } else {
-                        w == name || keeps(w, ext)
-                    }
-                };
-                piece.in_policy_impl
-                    || idents(piece.from, piece.to).any(keeps_here)
-                    || idents(piece.header, piece.from)
-                        .any(|w| retry_word(w, ext) || crate::analysis::is_retry_word(w))
-            }
-            PieceKind::Value => idents(piece.from, piece.to)
-                .any(|w| !matches!(w, "const" | "static" | "mut") && keeps(w, ext)),
-            PieceKind::Blank | PieceKind::Fields => false,
+/// A file's pieces (function bodies, constants, type bodies) and which of them keep themselves.
+struct Pieces<'t> {
+    text: &'t str,
+    tokens: &'t [Token],
+    all: Vec<Piece>,
+    /// Per piece: kept by what it holds, before the names the kept code mentions are followed.
+    keeps_itself: Vec<bool>,
+    /// Token indices that are the name a piece declares (not a mention of it).
+    declared: Vec<bool>,
+    /// The doc comments, blanked wherever they are.
+    docs: Vec<(usize, usize)>,
+}
+
+impl<'t> Pieces<'t> {
+    fn of(text: &'t str, tokens: &'t [Token], ext: &Extensions) -> Option<Self> {
+        // A shebang line (not an inner attribute `#![..]`): the parser drops it, leave it to it.
+        if text.starts_with("#!") && !text[2..].trim_start().starts_with('[') {
+            return None;
+        }
+        let matching = match_delimiters(tokens)?;
+        let mut pieces = Vec::new();
+        let items = Items {
+            text,
+            matching: &matching,
+            iterators: &iterator_types(text, tokens),
+            in_policy_impl: false,
+            impl_type: None,
+            in_test: false,
+            container: None,
         };
-    }
-    // A struct whose methods are analysed keeps its fields.
-    let analysed: HashSet<&str> = pieces
-        .iter()
-        .filter(|p| p.kind == PieceKind::Body && p.kept)
-        .filter_map(|p| p.type_name.map(|t| word(&tokens[t])))
-        .collect();
-    for piece in pieces.iter_mut().filter(|p| p.kind == PieceKind::Fields) {
-        piece.kept = piece
-            .type_name
-            .is_some_and(|t| analysed.contains(word(&tokens[t])));
-    }
-    // Names of the functions and constants that may go, and which of them the code that is
-    // parsed names.
-    let candidates: HashSet<&str> = pieces
-        .iter()
-        .filter(|p| !p.kept && !matches!(p.kind, PieceKind::Blank | PieceKind::Fields))
-        .map(|p| word(&tokens[p.name]))
-        .collect();
-    let mut declared = vec![false; tokens.len()];
-    for piece in pieces
-        .iter()
-        .filter(|p| !matches!(p.kind, PieceKind::Blank | PieceKind::Fields))
-    {
-        declared[piece.name] = true;
-    }
-    let mut mentioned: HashSet<&str> = HashSet::new();
-    let mut next = pieces.iter().peekable();
-    let mut at = 0;
-    while at < tokens.len() {
-        if let Some(piece) = next.next_if(|p| p.from <= at) {
-            if !piece.kept {
-                at = piece.to;
-                continue;
-            }
-        }
-        if tokens[at].kind == Kind::Ident && !declared[at] {
-            let w = word(&tokens[at]);
-            if candidates.contains(w) {
-                mentioned.insert(w);
-            }
-        }
-        at += 1;
-    }
-    loop {
-        let mut newly = Vec::new();
-        for (i, piece) in pieces.iter_mut().enumerate() {
-            if !piece.kept
-                && !matches!(piece.kind, PieceKind::Blank | PieceKind::Fields)
-                && mentioned.contains(word(&tokens[piece.name]))
-            {
-                piece.kept = true;
-                newly.push(i);
-            }
-        }
-        if newly.is_empty() {
-            break;
-        }
-        for i in newly {
-            for (at, t) in tokens
+        item_list(tokens, &items, 0, tokens.len(), &mut pieces, None);
+        let word = |t: &Token| &text[t.start..t.end];
+        let idents = |from: usize, to: usize| {
+            tokens[from..to]
                 .iter()
-                .enumerate()
-                .take(pieces[i].to)
-                .skip(pieces[i].from)
-            {
-                if t.kind == Kind::Ident && !declared[at] && candidates.contains(word(t)) {
-                    mentioned.insert(word(t));
+                .filter(|t| t.kind == Kind::Ident)
+                .map(word)
+        };
+
+        // What keeps itself: a body with a retry word or its own name, a function whose
+        // attributes name a retry macro, a constant with anything more than a value.
+        for piece in &mut pieces {
+            piece.kept = match piece.kind {
+                PieceKind::Body => {
+                    let name = word(&tokens[piece.name]);
+                    let keeps_here = |w: &str| {
+                        if piece.in_test {
+                            !matches!(w, "loop" | "while" | "for") && keeps(w, ext)
+                        } else {
+                            w == name || keeps(w, ext)
+                        }
+                    };
+                    piece.in_policy_impl
+                        || idents(piece.from, piece.to).any(keeps_here)
+                        || idents(piece.header, piece.from)
+                            .any(|w| retry_word(w, ext) || crate::analysis::is_retry_word(w))
+                }
+                PieceKind::Value => idents(piece.from, piece.to)
+                    .any(|w| !matches!(w, "const" | "static" | "mut") && keeps(w, ext)),
+                PieceKind::Blank | PieceKind::Fields => false,
+            };
+        }
+        // A struct whose methods are analysed keeps its fields.
+        let analysed: HashSet<&str> = pieces
+            .iter()
+            .filter(|p| p.kind == PieceKind::Body && p.kept)
+            .filter_map(|p| p.type_name.map(|t| word(&tokens[t])))
+            .collect();
+        for piece in pieces.iter_mut().filter(|p| p.kind == PieceKind::Fields) {
+            piece.kept = piece
+                .type_name
+                .is_some_and(|t| analysed.contains(word(&tokens[t])));
+        }
+        let mut declared = vec![false; tokens.len()];
+        for piece in pieces.iter().filter(|p| p.names_something()) {
+            declared[piece.name] = true;
+        }
+        Some(Pieces {
+            text,
+            tokens,
+            keeps_itself: pieces.iter().map(|p| p.kept).collect(),
+            all: pieces,
+            declared,
+            docs: doc_comments(text.as_bytes(), tokens),
+        })
+    }
+
+    fn word(&self, t: usize) -> &'t str {
+        let t = &self.tokens[t];
+        &self.text[t.start..t.end]
+    }
+
+    /// Keeps, as well, the functions and constants that the kept code names, repeated until
+    /// nothing changes (the analysis reads a called function's body and a constant's value by
+    /// their name).
+    fn close(&self, kept: &mut [bool]) {
+        let (pieces, tokens) = (&self.all, self.tokens);
+        // Names of the functions and constants that may go.
+        let candidates: HashSet<&str> = pieces
+            .iter()
+            .zip(kept.iter())
+            .filter(|(p, &k)| !k && p.names_something())
+            .map(|(p, _)| self.word(p.name))
+            .collect();
+        let mentions = |from: usize, to: usize, mentioned: &mut HashSet<&'t str>| {
+            for (at, t) in tokens.iter().enumerate().take(to).skip(from) {
+                if t.kind == Kind::Ident && !self.declared[at] {
+                    let w = self.word_of(t);
+                    if candidates.contains(w) {
+                        mentioned.insert(w);
+                    }
+                }
+            }
+        };
+        // Which of them the code that is parsed names.
+        let mut mentioned: HashSet<&str> = HashSet::new();
+        let mut at = 0;
+        for (piece, &k) in pieces.iter().zip(kept.iter()) {
+            if !k {
+                mentions(at, piece.from.max(at), &mut mentioned);
+                at = at.max(piece.to);
+            }
+        }
+        mentions(at, tokens.len(), &mut mentioned);
+        loop {
+            let mut newly = Vec::new();
+            for (i, piece) in pieces.iter().enumerate() {
+                if !kept[i] && piece.names_something() && mentioned.contains(self.word(piece.name))
+                {
+                    kept[i] = true;
+                    newly.push(i);
+                }
+            }
+            if newly.is_empty() {
+                break;
+            }
+            for i in newly {
+                mentions(pieces[i].from, pieces[i].to, &mut mentioned);
+            }
+        }
+    }
+
+    /// The text with the pieces not `kept` and the doc comments blanked, and the names of the
+    /// `const` and `static` items blanked whole.
+    fn render(&self, kept: &[bool]) -> Option<(String, Vec<String>)> {
+        let tokens = self.tokens;
+        let mut bytes = self.text.as_bytes().to_vec();
+        let blanked = self
+            .all
+            .iter()
+            .zip(kept)
+            .filter(|(_, &k)| !k)
+            .map(|(p, _)| p.bytes)
+            .chain(self.docs.iter().copied());
+        for (from, to) in blanked {
+            for b in &mut bytes[from..to] {
+                if *b != b'\n' && *b != b'\r' {
+                    *b = b' ';
                 }
             }
         }
-    }
-    let docs = doc_comments(text.as_bytes(), tokens);
-    if docs.is_empty() && pieces.iter().all(|p| p.kept) {
-        return None;
+        // Each blanked `const`/`static`, and the items written inside its value (`static X: T =
+        // { static ALIGNED: .. };`).
+        let mut names = Vec::new();
+        for (piece, _) in self
+            .all
+            .iter()
+            .zip(kept)
+            .filter(|(p, &k)| !k && p.kind == PieceKind::Value)
+        {
+            names.push(self.word(piece.name).to_owned());
+            for three in tokens[piece.from.saturating_sub(1)..piece.to].windows(3) {
+                // Not the `static` of a lifetime (`&'static str`: the quote, then the word), nor
+                // the `const` of a raw pointer (`*const u8`).
+                if matches!(three[1].word, Word::Value | Word::Fn)
+                    && !matches!(three[0].kind, Kind::Punct(b'\'' | b'*'))
+                    && three[1].kind == Kind::Ident
+                    && three[2].kind == Kind::Ident
+                    && !matches!(self.word_of(&three[2]), "mut" | "fn" | "unsafe" | "extern")
+                {
+                    names.push(self.word_of(&three[2]).to_owned());
+                }
+            }
+        }
+        names.sort();
+        names.dedup();
+        // Whole characters were replaced: every blanked range starts and ends on ASCII.
+        String::from_utf8(bytes)
+            .ok()
+            .map(|blanked| (blanked, names))
     }
 
-    let mut bytes = text.as_bytes().to_vec();
-    let blanked = pieces
-        .iter()
-        .filter(|p| !p.kept)
-        .map(|p| p.bytes)
-        .chain(docs);
-    for (from, to) in blanked {
-        for b in &mut bytes[from..to] {
-            if *b != b'\n' && *b != b'\r' {
-                *b = b' ';
-            }
-        }
+    fn word_of(&self, t: &Token) -> &'t str {
+        &self.text[t.start..t.end]
     }
-    // Each blanked `const`/`static`, and the items written inside its value (`static X: T =
-    // { static ALIGNED: .. };`).
-    let mut names = Vec::new();
-    for piece in pieces
-        .iter()
-        .filter(|p| !p.kept && p.kind == PieceKind::Value)
-    {
-        names.push(word(&tokens[piece.name]).to_owned());
-        for three in tokens[piece.from.saturating_sub(1)..piece.to].windows(3) {
-            // Not the `static` of a lifetime (`&'static str`: the quote, then the word), nor
-            // the `const` of a raw pointer (`*const u8`).
-            if matches!(three[1].word, Word::Value | Word::Fn)
-                && !matches!(three[0].kind, Kind::Punct(b'\'' | b'*'))
-                && three[1].kind == Kind::Ident
-                && three[2].kind == Kind::Ident
-                && !matches!(word(&three[2]), "mut" | "fn" | "unsafe" | "extern")
-            {
-                names.push(word(&three[2]).to_owned());
-            }
+}
+
+/// A file too large to parse whole at a bounded cost in memory (its kept function bodies
+/// together over a window's bytes): its bodies are parsed a window at a time. Each window is
+/// the pruned file with only some of the bodies that keep themselves, and whatever they name
+/// (followed as the pre-filter follows names): every declaration, signature and type is in
+/// every window, so a window's analysis of its bodies is the whole file's, and a syntax tree of
+/// the file's declarations and one window of bodies is all that is in memory at once.
+pub struct Windows<'t> {
+    pieces: Pieces<'t>,
+    /// Per window, the indices of the bodies that keep themselves, in file order.
+    windows: Vec<Vec<usize>>,
+}
+
+impl<'t> Windows<'t> {
+    /// The windows of `text` (its `tokens` lexed), each with at most `budget` bytes of the
+    /// bodies that keep themselves (at least one body); `None` when they all fit in one: the
+    /// file is parsed whole ([`parse_lexed`]).
+    pub(crate) fn of(
+        text: &'t str,
+        tokens: &'t [Token],
+        ext: &Extensions,
+        budget: usize,
+    ) -> Option<Self> {
+        let size = |p: &Piece| p.bytes.1 - p.bytes.0;
+        // Cheap test first: an ordinary file is far under any window.
+        if text.len() <= budget {
+            return None;
         }
+        let pieces = Pieces::of(text, tokens, ext)?;
+        let mut windows: Vec<Vec<usize>> = Vec::new();
+        let mut filled = 0;
+        for (i, piece) in pieces.all.iter().enumerate() {
+            if piece.kind != PieceKind::Body || !pieces.keeps_itself[i] {
+                continue;
+            }
+            match windows.last_mut() {
+                Some(window) if filled + size(piece) <= budget => window.push(i),
+                _ => {
+                    windows.push(vec![i]);
+                    filled = 0;
+                }
+            }
+            filled += size(piece);
+        }
+        (windows.len() > 1).then_some(Windows { pieces, windows })
     }
-    names.sort();
-    names.dedup();
-    // Whole characters were replaced: every blanked range starts and ends on ASCII.
-    String::from_utf8(bytes)
-        .ok()
-        .map(|blanked| (blanked, names))
+
+    /// How many windows (more than one: a file of one window is parsed whole).
+    #[must_use]
+    pub fn count(&self) -> usize {
+        self.windows.len()
+    }
+
+    /// Window `k`'s text (same length and lines as the file): the pruned file with the bodies
+    /// of other windows blanked, unless they call this window's functions or this window's code
+    /// names them.
+    #[must_use]
+    pub fn text(&self, k: usize) -> Option<String> {
+        let pieces = &self.pieces;
+        let mut kept: Vec<bool> = pieces
+            .all
+            .iter()
+            .zip(&pieces.keeps_itself)
+            .map(|(p, &k)| k && p.kind != PieceKind::Body)
+            .collect();
+        let window = self.windows.get(k)?;
+        for &i in window {
+            kept[i] = true;
+        }
+        // The bodies that call this window's functions (what a function is used for is read
+        // where it is called: a schedule a retry of the file waits), the other methods of their
+        // types (a type is read through its own code), then what all of them name.
+        let of_window = |f: fn(&Piece) -> Option<usize>| -> HashSet<&str> {
+            window
+                .iter()
+                .filter_map(|&i| f(&pieces.all[i]))
+                .map(|t| pieces.word(t))
+                .collect()
+        };
+        let names = of_window(|p| Some(p.name));
+        let types = of_window(|p| p.type_name);
+        for (i, piece) in pieces.all.iter().enumerate() {
+            if kept[i] || piece.kind != PieceKind::Body || !pieces.keeps_itself[i] {
+                continue;
+            }
+            kept[i] = piece
+                .type_name
+                .is_some_and(|t| types.contains(pieces.word(t)))
+                || (piece.from..piece.to).any(|at| {
+                    pieces.tokens[at].kind == Kind::Ident
+                        && !pieces.declared[at]
+                        && names.contains(pieces.word(at))
+                });
+        }
+        pieces.close(&mut kept);
+        pieces.render(&kept).map(|(text, _)| text)
+    }
 }
 
 /// What a file defines, read from its tokens without parsing: the crate's index of names is made
@@ -527,6 +673,13 @@ struct Piece {
     /// and recursion are no retry sites (they wait for the test's own fixtures), so they do
     /// not keep it.
     in_test: bool,
+}
+
+impl Piece {
+    /// A function or constant: a piece that declares a name others may mention.
+    fn names_something(&self) -> bool {
+        !matches!(self.kind, PieceKind::Blank | PieceKind::Fields)
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -22,6 +22,9 @@ pub struct Settings {
     pub test_code: bool,
     /// `--preview` (or `preview = true`): the rules of the preview tier run too.
     pub preview: bool,
+    /// Bytes of function bodies parsed at once in a very large file (`None`: the engine's
+    /// `WINDOW_BYTES`); tests make it small to compare windows with a whole parse.
+    pub parse_window: Option<usize>,
 }
 
 impl Settings {

@@ -150,6 +150,8 @@ pub struct PhaseTimes {
     pub parsed: usize,
     /// Views of other files' definitions parsed for this file ([`CrateIndex::views`]).
     pub views: usize,
+    /// Windows a very large file was parsed in ([`WINDOW_BYTES`]; 0: parsed whole).
+    pub windows: usize,
     /// Loops whose findings the crate's values changed.
     pub by_values: usize,
 }
@@ -276,26 +278,132 @@ fn analyse_within_limits(
         times.parse += started.elapsed();
         return Err(FileError::TooDeep);
     }
-    // Without suppression comments (whose scope is read from every function's span, and
-    // which are rare), bodies that cannot matter are not parsed.
-    let file = if settings.full_parse || text.contains(suppress::MARKER) {
-        syn::parse_file(text)
-    } else {
-        crate::analysis::prefilter::parse_lexed(text, tokens.as_deref(), &settings.extensions)
-            .map(|(file, _)| file)
-    };
-    drop(tokens);
-    times.parsed += 1;
-    let parsed = Instant::now();
-    times.parse += parsed - started;
-    let file = match file {
-        Ok(f) => f,
-        Err(e) => return Err(parse_error(&e, text)),
-    };
     let test_code = settings.test_code || krate.is_some_and(|(k, me)| k.files[me].test_code);
+    let whole = |times: &mut PhaseTimes| {
+        // Without suppression comments (whose scope is read from every function's span, and
+        // which are rare), bodies that cannot matter are not parsed.
+        times.parsed += 1;
+        if settings.full_parse || text.contains(suppress::MARKER) {
+            syn::parse_file(text)
+        } else {
+            crate::analysis::prefilter::parse_lexed(text, tokens.as_deref(), &settings.extensions)
+                .map(|(file, _)| file)
+        }
+    };
+    // A file whose bodies are too large to hold as one tree is parsed a window of bodies at a
+    // time (each window has every declaration of the file, and the bodies its own bodies name).
+    let windows = match &tokens {
+        Some(tokens) if !settings.full_parse && !text.contains(suppress::MARKER) => {
+            let budget = settings.parse_window.unwrap_or(WINDOW_BYTES);
+            crate::analysis::prefilter::Windows::of(text, tokens, &settings.extensions, budget)
+        }
+        _ => None,
+    };
+    let Some(windows) = windows else {
+        let file = whole(times);
+        drop(tokens);
+        let parsed = Instant::now();
+        times.parse += parsed - started;
+        let file = file.map_err(|e| parse_error(&e, text))?;
+        let analysed = analyse_tree(
+            &file, text, shift, settings, krate, test_code, parsed, times,
+        );
+        free(file, times);
+        return Ok(analysed);
+    };
+    // One such file at a time on all threads: their trees are the largest a scan holds.
+    let _one_at_a_time = WINDOWED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut all = Analysed {
+        shift,
+        ..Analysed::default()
+    };
+    let mut at = started;
+    for k in 0..windows.count() {
+        let window = windows.text(k).map(|w| syn::parse_file(&w));
+        let parsed = Instant::now();
+        times.parse += parsed - at;
+        let Some(Ok(file)) = window else {
+            // What the windows cannot parse, the whole file reports: the parser's own error on
+            // the real text (or, if it parses after all, its analysis).
+            drop(windows);
+            let file = whole(times).map_err(|e| parse_error(&e, text));
+            let reparsed = Instant::now();
+            times.parse += reparsed - parsed;
+            let file = file?;
+            let analysed = analyse_tree(
+                &file, text, shift, settings, krate, test_code, reparsed, times,
+            );
+            free(file, times);
+            return Ok(analysed);
+        };
+        times.windows += 1;
+        let part = analyse_tree(
+            &file, text, shift, settings, krate, test_code, parsed, times,
+        );
+        free(file, times);
+        // The parser keeps a copy of each text it parsed for its spans: the window's is freed
+        // with its tree (the findings hold offsets, not spans).
+        proc_macro2::extra::invalidate_current_thread_spans();
+        all.diagnostics.extend(part.diagnostics);
+        all.retrying.extend(part.retrying);
+        all.calls.extend(part.calls);
+        at = Instant::now();
+    }
+    times.parsed += 1;
+    // A body another window's code names is in that window too: its facts are found twice,
+    // the same each time.
+    sort_findings(&mut all.diagnostics);
+    all.retrying
+        .sort_by_key(|(name, owner, at)| (at.line, at.column, name.clone(), owner.clone()));
+    all.retrying.dedup();
+    all.calls.sort_by_key(|c| (c.head.start, c.call.start));
+    all.calls
+        .dedup_by(|a, b| a.head == b.head && a.call == b.call && a.callee == b.callee);
+    Ok(all)
+}
+
+/// Bytes of function bodies parsed at once: a file whose bodies (those the pre-filter keeps)
+/// are larger is parsed in windows of about this size, so that its syntax tree, about a
+/// hundred times its text, stays in the hundreds of megabytes.
+pub const WINDOW_BYTES: usize = 2 << 20;
+
+/// Held while a file is analysed in windows.
+static WINDOWED: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Frees a syntax tree: part of the cost of parsing it.
+fn free(file: syn::File, times: &mut PhaseTimes) {
+    let freeing = Instant::now();
+    drop(file);
+    times.parse += freeing.elapsed();
+}
+
+/// Findings in source order, one per rule and place.
+fn sort_findings(diagnostics: &mut Vec<Diagnostic>) {
+    diagnostics.sort_by(|a, b| {
+        (a.primary.span.start, a.rule, &a.message).cmp(&(b.primary.span.start, b.rule, &b.message))
+    });
+    diagnostics.dedup_by(|a, b| a.rule == b.rule && a.primary.span == b.primary.span);
+}
+
+/// Analyses one parsed tree of the file (the whole file, or one window of it): sites, facts,
+/// checks, the crate's views and values. `parsed`: when parsing ended (the rest is analysis,
+/// but for freeing the tree, which is parsing's cost).
+#[allow(clippy::too_many_arguments)]
+fn analyse_tree(
+    file: &syn::File,
+    text: &str,
+    shift: usize,
+    settings: &Settings,
+    krate: Option<(&CrateIndex, usize)>,
+    test_code: bool,
+    parsed: Instant,
+    times: &mut PhaseTimes,
+) -> Analysed {
     let ext = &settings.extensions;
     let index = analysis::LineIndex::new(text, shift);
-    let mut model = analysis::extract_in(&file, &index, ext, &[], test_code);
+    let mut model = analysis::extract_in(file, &index, ext, &[], test_code);
     let mut diagnostics = checks::run(&model, settings);
     // Names the file's retry sites looked for and does not define: the one other file of the
     // crate that defines each is brought into view, and the file is analysed again (its tree
@@ -323,12 +431,12 @@ fn analyse_within_limits(
             .collect();
         k.count_views(times.views);
         if !imported.is_empty() {
-            let index = match anchor(&file) {
+            let index = match anchor(file) {
                 Some(anchor) => analysis::LineIndex::new(text, shift).with_anchor(anchor),
                 None => analysis::LineIndex::new(text, shift),
             };
             let views: Vec<(&syn::File, &str)> = imported.iter().map(|(f, p)| (f, *p)).collect();
-            let with = analysis::extract_in(&file, &index, ext, &views, test_code);
+            let with = analysis::extract_in(file, &index, ext, &views, test_code);
             let mut found = checks::run(&with, settings);
             // A fact found in another file may carry that file's place: it is not shown.
             found.retain(|d| !d.primary.span.is_elsewhere());
@@ -348,10 +456,7 @@ fn analyse_within_limits(
             model = with;
         }
     }
-    diagnostics.sort_by(|a, b| {
-        (a.primary.span.start, a.rule, &a.message).cmp(&(b.primary.span.start, b.rule, &b.message))
-    });
-    diagnostics.dedup_by(|a, b| a.rule == b.rule && a.primary.span == b.primary.span);
+    sort_findings(&mut diagnostics);
     // A reported loop whose attempt limit or wait the crate passes in: judged by what it passes.
     if let Some((k, _)) = krate {
         let asked: Vec<ValueQuery> = value_queries(&model, settings)
@@ -397,23 +502,18 @@ fn analyse_within_limits(
         })
         .collect();
     let fns = if text.contains(suppress::MARKER) {
-        suppress::fn_items(&file)
+        suppress::fn_items(file)
     } else {
         Vec::new()
     };
-    // Freeing the tree is part of the cost of parsing it.
-    let freeing = Instant::now();
-    drop(file);
-    let freed = freeing.elapsed();
-    times.parse += freed;
-    times.analyse += parsed.elapsed().saturating_sub(freed);
-    Ok(Analysed {
+    times.analyse += parsed.elapsed();
+    Analysed {
         diagnostics,
         retrying,
         calls,
         fns,
         shift,
-    })
+    }
 }
 
 /// The file's retry loops whose attempt limit or wait is a parameter or a field: what the

@@ -93,6 +93,7 @@ mod crate_check {
                     all.parsed += mine.parsed;
                     all.views += mine.views;
                     all.by_values += mine.by_values;
+                    all.windows += mine.windows;
                 }
                 advance();
                 result

@@ -184,6 +184,7 @@ pub fn scan_with_progress(
         stats.files_read += c.files_read;
         stats.files_parsed += c.times.parsed;
         stats.views_parsed += c.times.views;
+        stats.windows_parsed += c.times.windows;
         stats.by_defaults += c.times.by_values;
         stats.cross_file += c.cross_file;
         files.extend(c.files);

@@ -47,6 +47,9 @@ pub struct ScanStats {
     /// Views of another file's definitions parsed for a file's facts: the definitions a retry
     /// site follows into, not the whole file ([`crate::pipeline::index::CrateIndex::views`]).
     pub views_parsed: usize,
+    /// Windows the very large files were parsed in, a window of function bodies at a time
+    /// ([`crate::pipeline::engine::WINDOW_BYTES`]); 0 when every file was parsed whole.
+    pub windows_parsed: usize,
     /// Retry loops whose attempt limit or wait the crate passes in, with findings changed by what
     /// it passes: no retry, one immediate second try at most, no wait ([`crate::analysis::crate_values`]).
     pub by_defaults: usize,

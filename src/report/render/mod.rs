@@ -312,10 +312,18 @@ pub fn stats(report: &ScanReport, report_time: Duration, total: Duration) -> Str
             plural(counts.errors + counts.warnings, "finding"),
         ),
         format!(
-            "parsed      {} read and {} parsed, each once; {} of other files' definitions \
+            "parsed      {} read and {} parsed, each once{}; {} of other files' definitions \
              parsed for a file's facts",
             plural(stats.files_read, "file"),
             plural(stats.files_parsed, "file"),
+            if stats.windows_parsed == 0 {
+                String::new()
+            } else {
+                format!(
+                    " (the largest in {} of function bodies)",
+                    plural(stats.windows_parsed, "window")
+                )
+            },
             plural(stats.views_parsed, "view"),
         ),
         format!("walk      {}  wall: finding the files", secs(stats.walk)),
