@@ -144,3 +144,30 @@ fn a_key_that_shadows_an_earlier_binding_of_the_loop_has_no_fix() {
     let found = findings(&src);
     assert_key_without_fix(&found);
 }
+
+/// Found by compiling `fixtures/key-in-loop/helpers.fixed`: the key is made one call away, in a
+/// local function that builds the request. The `let` binds the request, not the key; moved
+/// above the loop, the first `request.send()` consumes it (E0382): no fix is offered.
+#[test]
+fn a_key_made_by_a_local_builder_has_no_fix() {
+    let src = r#"fn charge_request(client: &Client, charge: &Charge) -> RequestBuilder {
+    client.post(URL).header("Idempotency-Key", Uuid::new_v4().to_string()).json(charge)
+}
+
+async fn charge_card(client: &Client, charge: &Charge) -> Result<ChargeId, Error> {
+    let mut attempt = 0;
+    loop {
+        let request = charge_request(client, charge);
+        match request.send().await {
+            Ok(resp) => return Ok(resp.json().await?),
+            Err(err) if attempt + 1 < 3 => {
+                attempt += 1;
+                tokio::time::sleep(jittered(attempt)).await;
+            }
+            Err(err) => return Err(err.into()),
+        }
+    }
+}
+"#;
+    assert_key_without_fix(&findings(src));
+}

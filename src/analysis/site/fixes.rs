@@ -9,12 +9,13 @@ use crate::analysis::values::pat_bindings;
 use crate::source::Span;
 
 /// The mechanical fix of a key made in the loop: move its `let` above the loop. Offered only
-/// when the `let` is a statement of the loop body on lines of its own, its value uses nothing
-/// bound inside the loop, and the loop starts its line (`loop {`, `let r = loop {`,
-/// `for attempt in 0..3 {`, `'retry: loop {`). The fixed code must compile: a use that moves
-/// the key (see [`KeyUses`]) takes a clone, so the next attempt still has it, and the fix is
-/// left out where that cannot be made safe (the key moved into a `move` closure, mutated, a
-/// field of it used, its name bound again or used around the loop).
+/// when the `let` makes the key itself (not a call of a local function that makes and sends
+/// one: the caller leaves that out), is a statement of the loop body on lines of its own, its
+/// value uses nothing bound inside the loop, and the loop starts its line (`loop {`,
+/// `let r = loop {`, `for attempt in 0..3 {`, `'retry: loop {`). The fixed code must compile:
+/// a use that moves the key (see [`KeyUses`]) takes a clone, so the next attempt still has it,
+/// and the fix is left out where that cannot be made safe (the key moved into a `move`
+/// closure, mutated, a field of it used, its name bound again or used around the loop).
 pub(super) fn hoist_fix(
     body: &Block,
     head: Span,

@@ -236,7 +236,13 @@ impl<'a> Builder<'a, '_> {
         }
         let mut keys = per_attempt_keys(body, self.scope, self.index, fn_name);
         for k in &mut keys {
-            k.hoist = hoist_fix(body, head, k.span, &loop_vars, self.index);
+            // A key made one call away has no mechanical fix: the `let` of the call binds what
+            // the helper returns, the request carrying the key (or its answer), not the key;
+            // above the loop, the first attempt would consume it (`request.send()`) or the
+            // loop would no longer make the call.
+            if k.via.is_none() {
+                k.hoist = hoist_fix(body, head, k.span, &loop_vars, self.index);
+            }
         }
         let retry_path = result
             .continues
