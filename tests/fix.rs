@@ -171,3 +171,44 @@ async fn charge_card(client: &Client, charge: &Charge) -> Result<ChargeId, Error
 "#;
     assert_key_without_fix(&findings(src));
 }
+
+/// Found in `fixtures/key-in-loop/constructors.fixed`: an integer key is copied, not moved, so
+/// it takes no `.clone()` where it is passed by value (`clippy::clone_on_copy`); a string does.
+#[test]
+fn an_integer_key_passed_by_value_takes_no_clone() {
+    let by_value = KEY_IN_LOOP.replace("&idempotency_key", "idempotency_key");
+    let fixed = apply(&by_value, &findings(&by_value));
+    assert!(
+        fixed.contains(".header(\"Idempotency-Key\", idempotency_key.clone())"),
+        "a string moved by the header is cloned:\n{fixed}"
+    );
+    for (line, made) in [
+        ("let idempotency_key = fastrand::u64(..);", true),
+        ("let idempotency_key = rng.next_u64();", true),
+        ("let idempotency_key = rand::random::<u128>();", true),
+        ("let idempotency_key = rng.gen::<u64>();", true),
+        ("let idempotency_key: u64 = rng.random();", true),
+        (
+            "let idempotency_key = rand::random::<u64>().to_string();",
+            false,
+        ),
+    ] {
+        let src = by_value.replace("let idempotency_key = Uuid::new_v4().to_string();", line);
+        let found = findings(&src);
+        let key = found
+            .iter()
+            .find(|d| d.rule == Rule::KeyInLoop)
+            .unwrap_or_else(|| panic!("RA005 reported for `{line}`"));
+        assert!(key.fix.is_some(), "`{line}` is fixable");
+        let fixed = apply(&src, &found);
+        assert!(
+            fixed.contains(&format!("    {line}\n    for attempt in 0..3u32 {{")),
+            "`{line}` moves above the loop:\n{fixed}"
+        );
+        assert_eq!(
+            !fixed.contains("idempotency_key.clone()"),
+            made,
+            "`{line}`: a clone only for a string:\n{fixed}"
+        );
+    }
+}

@@ -157,10 +157,11 @@ pub(super) fn clones_for_moves(
     if uses.unsafe_use {
         return None;
     }
-    let copy = local
-        .init
-        .as_ref()
-        .is_some_and(|init| makes_copy_key(&init.expr));
+    let copy = matches!(&local.pat, syn::Pat::Type(t) if is_integer_type(&t.ty))
+        || local
+            .init
+            .as_ref()
+            .is_some_and(|init| makes_copy_key(&init.expr));
     let mut edits: Vec<crate::source::Edit> = if copy {
         Vec::new()
     } else {
@@ -197,26 +198,72 @@ pub(super) fn enclosing_rest(rest: &str) -> &str {
     rest
 }
 
-/// Whether a key's value is of a `Copy` type, so that using it never moves it: a UUID or ULID
-/// made by its constructor (`Uuid::new_v4()`, `Ulid::new()`), not turned into a string.
+/// Whether a key's value is of a `Copy` type, so that using it never moves it (and a clone
+/// would be noise, `clippy::clone_on_copy`): a UUID or ULID made by its constructor
+/// (`Uuid::new_v4()`, `Ulid::new()`), not turned into a string, or an integer
+/// (`fastrand::u64(..)`, `rng.next_u32()`, `rand::random::<u64>()`, `rng.gen::<u64>()`).
 pub(super) fn makes_copy_key(init: &Expr) -> bool {
-    let Expr::Call(call) = init else {
-        return false;
-    };
-    let Expr::Path(path) = &*call.func else {
-        return false;
-    };
-    let segments: Vec<String> = path
-        .path
-        .segments
-        .iter()
-        .map(|s| s.ident.to_string())
-        .collect();
-    match segments.as_slice() {
-        [.., ty, ctor] if ty == "Uuid" => ctor.starts_with("new_v") || ctor.starts_with("now_v"),
-        [.., ty, ctor] => ty == "Ulid" && ctor == "new",
+    match init {
+        Expr::Call(call) => {
+            let Expr::Path(path) = &*call.func else {
+                return false;
+            };
+            let segments: Vec<String> = path
+                .path
+                .segments
+                .iter()
+                .map(|s| s.ident.to_string())
+                .collect();
+            let turbofish = path.path.segments.last().map(|s| &s.arguments);
+            match segments.as_slice() {
+                [.., ty, ctor] if ty == "Uuid" => {
+                    ctor.starts_with("new_v") || ctor.starts_with("now_v")
+                }
+                [.., ty, ctor] if ty == "Ulid" => ctor == "new",
+                [.., krate, ty] if krate == "fastrand" => is_integer_name(ty),
+                [.., f] if f == "random" => match turbofish {
+                    Some(syn::PathArguments::AngleBracketed(a)) => integer_turbofish(a),
+                    _ => false,
+                },
+                _ => false,
+            }
+        }
+        Expr::MethodCall(m) => match m.method.to_string().as_str() {
+            "next_u32" | "next_u64" => m.args.is_empty(),
+            "gen" | "random" => m.turbofish.as_ref().is_some_and(integer_turbofish),
+            _ => false,
+        },
         _ => false,
     }
+}
+
+/// `::<u64>`: one type argument, an integer type.
+fn integer_turbofish(args: &syn::AngleBracketedGenericArguments) -> bool {
+    args.args.len() == 1
+        && matches!(args.args.first(), Some(syn::GenericArgument::Type(ty)) if is_integer_type(ty))
+}
+
+/// `u64`, `i32`, `usize`, ...: a primitive integer type (all `Copy`).
+fn is_integer_type(ty: &syn::Type) -> bool {
+    matches!(ty, syn::Type::Path(p) if p.qself.is_none()
+        && p.path.get_ident().is_some_and(|i| is_integer_name(&i.to_string())))
+}
+
+fn is_integer_name(name: &str) -> bool {
+    matches!(
+        name,
+        "u8" | "u16"
+            | "u32"
+            | "u64"
+            | "u128"
+            | "usize"
+            | "i8"
+            | "i16"
+            | "i32"
+            | "i64"
+            | "i128"
+            | "isize"
+    )
 }
 
 /// The uses of a key's name in the statements after its `let` in the loop: those that move it
