@@ -212,3 +212,29 @@ fn an_integer_key_passed_by_value_takes_no_clone() {
         );
     }
 }
+
+/// Found in `fixtures/key-in-loop/other_generators.fixed`: a `let` written on several lines
+/// keeps its shape above the loop, its continuation lines indented one level less with it.
+#[test]
+fn a_key_on_several_lines_is_reindented_above_the_loop() {
+    let key = "        let idempotency_key: String = rand::thread_rng()\n            .sample_iter(&Alphanumeric)\n            .take(24)\n            .map(char::from)\n            .collect();\n";
+    let src = KEY_IN_LOOP.replace(
+        "        let idempotency_key = Uuid::new_v4().to_string();\n",
+        key,
+    );
+    let fixed = apply(&src, &findings(&src));
+    assert!(
+        fixed.contains("    let idempotency_key: String = rand::thread_rng()\n        .sample_iter(&Alphanumeric)\n        .take(24)\n        .map(char::from)\n        .collect();\n    for attempt in 0..3u32 {\n"),
+        "{fixed}"
+    );
+    // A literal written on two lines keeps its text: the statement is moved as written.
+    let src = KEY_IN_LOOP.replace(
+        "        let idempotency_key = Uuid::new_v4().to_string();\n",
+        "        let idempotency_key = format!(\"order\n            -{}\", Uuid::new_v4());\n",
+    );
+    let fixed = apply(&src, &findings(&src));
+    assert!(
+        fixed.contains("    let idempotency_key = format!(\"order\n            -{}\", Uuid::new_v4());\n    for attempt"),
+        "{fixed}"
+    );
+}

@@ -84,7 +84,7 @@ pub(super) fn hoist_fix(
     if !plain || loop_line > span.start {
         return None;
     }
-    let statement = index.slice(span.start, span.end);
+    let statement = reindent(index.slice(span.start, span.end), before, &indent, local);
     let clones = clones_for_moves(body, local, index, loop_line)?;
     let mut edits = vec![
         crate::source::Edit {
@@ -103,6 +103,49 @@ pub(super) fn hoist_fix(
         message: "create the key once, before the loop".to_owned(),
         edits,
     })
+}
+
+/// The lines of a statement after its first (which the caller indents), moved from the
+/// indentation `from` (in the loop) to `to` (the loop's): as written when a line is indented
+/// otherwise or a literal spans lines (its text would change).
+fn reindent(statement: &str, from: &str, to: &str, local: &syn::Local) -> String {
+    let mut lines = statement.split('\n');
+    let first = lines.next().unwrap_or_default();
+    let rest: Vec<&str> = lines.collect();
+    let blank = |line: &str| line.trim().is_empty();
+    if from == to
+        || rest.is_empty()
+        || rest.iter().any(|l| !blank(l) && !l.starts_with(from))
+        || has_multiline_literal(quote::ToTokens::to_token_stream(local))
+    {
+        return statement.to_owned();
+    }
+    let mut out = first.to_owned();
+    for line in rest {
+        out.push('\n');
+        if blank(line) {
+            out.push_str(line);
+        } else {
+            out.push_str(to);
+            out.push_str(&line[from.len()..]);
+        }
+    }
+    out
+}
+
+/// Whether a literal among `tokens` (in groups too) is written on more than one line.
+fn has_multiline_literal(tokens: proc_macro2::TokenStream) -> bool {
+    let mut stack = vec![tokens];
+    while let Some(tokens) = stack.pop() {
+        for token in tokens {
+            match token {
+                proc_macro2::TokenTree::Literal(l) if l.to_string().contains('\n') => return true,
+                proc_macro2::TokenTree::Group(g) => stack.push(g.stream()),
+                _ => {}
+            }
+        }
+    }
+    false
 }
 
 /// The edits that keep the hoisted key `local` alive for every attempt: `.clone()` after each
