@@ -5,6 +5,9 @@
 //! machine-applicable fix must not break the build.
 //!
 //! `BLESS=1 cargo test --test fix_fixtures` rewrites the `.fixed` files instead of failing.
+//! A fixture that gets a fix but has no `.fixed` fails
+//! `every_fixture_with_a_fix_has_a_fixed_file`: to add one, create an empty `NAME.fixed` and
+//! bless.
 
 #![cfg(feature = "analysis")]
 
@@ -14,27 +17,34 @@ use std::process::Command;
 
 use retry_audit::{fix, Settings};
 
-/// Every `fixtures/**/NAME.rs` that has a `NAME.fixed` beside it.
-fn fix_fixtures() -> Vec<PathBuf> {
+fn fixtures_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
+}
+
+/// Every `fixtures/**/*.rs`, sorted.
+fn fixture_files() -> Vec<PathBuf> {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
         for entry in fs::read_dir(dir).expect("fixtures are listable") {
             let path = entry.expect("an entry").path();
             if path.is_dir() {
                 walk(&path, out);
-            } else if path.extension().is_some_and(|e| e == "rs")
-                && path.with_extension("fixed").is_file()
-            {
+            } else if path.extension().is_some_and(|e| e == "rs") {
                 out.push(path);
             }
         }
     }
     let mut out = Vec::new();
-    walk(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures"),
-        &mut out,
-    );
+    walk(&fixtures_root(), &mut out);
     out.sort();
     out
+}
+
+/// Every `fixtures/**/NAME.rs` that has a `NAME.fixed` beside it.
+fn fix_fixtures() -> Vec<PathBuf> {
+    fixture_files()
+        .into_iter()
+        .filter(|path| path.with_extension("fixed").is_file())
+        .collect()
 }
 
 /// Compiles `path` as a library crate; the compiler's errors when it fails.
@@ -91,4 +101,84 @@ fn fixed_files_are_what_the_fixes_make_and_compile() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// A fixture that gets a machine-applicable fix has a `.fixed` beside it, so that the test
+/// above compiles what the fix makes of it: no fix fixture escapes the check. Each file is
+/// checked alone (as `fix::fix_source` fixes it) and, for the files of a crate fixture, also as
+/// the scan of its folder sees them (as `retry-audit --fix` does).
+#[test]
+fn every_fixture_with_a_fix_has_a_fixed_file() {
+    let mut with_fix: Vec<PathBuf> = fixture_files()
+        .into_iter()
+        .filter(|path| {
+            let source = fs::read_to_string(path).expect("fixture readable");
+            let found = retry_audit::check_source(&source, &Settings::preview())
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            found.iter().any(|d| d.fix.is_some())
+        })
+        .collect();
+    with_fix.extend(crate_fixture_files_with_a_fix());
+    with_fix.sort();
+    with_fix.dedup();
+    let missing: Vec<String> = with_fix
+        .iter()
+        .filter(|path| !path.with_extension("fixed").is_file())
+        .map(|path| {
+            let name = path
+                .strip_prefix(env!("CARGO_MANIFEST_DIR"))
+                .unwrap_or(path)
+                .display();
+            format!("{name} gets a fix but has no .fixed beside it")
+        })
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "{}\n(make the fixture compile on its own, create the empty .fixed and run `BLESS=1 cargo test --test fix_fixtures`)",
+        missing.join("\n")
+    );
+}
+
+/// The files of crate fixtures (folders with a `Cargo.toml`) that get a fix in the scan of
+/// their folder.
+#[cfg(feature = "cli")]
+fn crate_fixture_files_with_a_fix() -> Vec<PathBuf> {
+    use retry_audit::pipeline::scan::{scan, ScanOptions};
+    use retry_audit::report::Outcome;
+
+    let mut dirs: Vec<PathBuf> = fixture_files()
+        .iter()
+        .filter_map(|path| {
+            path.ancestors()
+                .skip(1)
+                .take_while(|dir| *dir != fixtures_root())
+                .find(|dir| dir.join("Cargo.toml").is_file())
+                .map(Path::to_path_buf)
+        })
+        .collect();
+    dirs.sort();
+    dirs.dedup();
+    let mut out = Vec::new();
+    for dir in dirs {
+        let options = ScanOptions {
+            paths: vec![dir.clone()],
+            settings: Settings::preview(),
+            ..ScanOptions::default()
+        };
+        let report =
+            scan(&options).unwrap_or_else(|e| panic!("cannot scan {}: {e}", dir.display()));
+        for file in report.files {
+            if let Outcome::Checked { diagnostics, .. } = &file.outcome {
+                if diagnostics.iter().any(|d| d.fix.is_some()) {
+                    out.push(file.path);
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(not(feature = "cli"))]
+fn crate_fixture_files_with_a_fix() -> Vec<PathBuf> {
+    Vec::new()
 }
