@@ -263,7 +263,8 @@ pub(super) fn makes_copy_key(init: &Expr) -> bool {
                     ctor.starts_with("new_v") || ctor.starts_with("now_v")
                 }
                 [.., ty, ctor] if ty == "Ulid" => ctor == "new",
-                [.., krate, ty] if krate == "fastrand" => is_integer_name(ty),
+                // A function named for an integer type returns one (`fastrand::u64(..)`).
+                [.., ty] if is_integer_name(ty) => true,
                 [.., f] if f == "random" => match turbofish {
                     Some(syn::PathArguments::AngleBracketed(a)) => integer_turbofish(a),
                     _ => false,
