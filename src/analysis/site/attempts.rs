@@ -299,14 +299,68 @@ pub(super) fn is_read_like_post(m: &syn::ExprMethodCall) -> bool {
     .any(|w| target.contains(w))
 }
 
+/// The HTTP method an arm of a `match` makes a request with, or names: the verb method it
+/// calls (`session.post(url)`, `Request::get(..)`), or the method constant it gives
+/// (`reqwest::Method::POST`).
+fn arm_verb(e: &Expr) -> Option<String> {
+    let _guard = crate::analysis::limits::enter();
+    let verb = |name: &str| {
+        let lower = name.to_ascii_lowercase();
+        matches!(
+            lower.as_str(),
+            "get" | "post" | "put" | "delete" | "head" | "patch" | "options"
+        )
+        .then_some(lower)
+    };
+    match e {
+        Expr::MethodCall(m) => verb(&m.method.to_string()).or_else(|| arm_verb(&m.receiver)),
+        Expr::Call(c) => names::callee_path(&c.func)
+            .and_then(names::last)
+            .and_then(|l| verb(&l)),
+        Expr::Path(p) => p
+            .path
+            .segments
+            .last()
+            .map(|s| s.ident.to_string())
+            .filter(|n| n.chars().all(|c| c.is_ascii_uppercase()))
+            .and_then(|n| verb(&n)),
+        Expr::Block(b) => match b.block.stmts.as_slice() {
+            [syn::Stmt::Expr(e, None)] => arm_verb(e),
+            _ => None,
+        },
+        Expr::Try(t) => arm_verb(&t.expr),
+        Expr::Await(a) => arm_verb(&a.base),
+        _ => None,
+    }
+}
+
+/// A `match` whose arms pick the HTTP method (a GET arm, a POST arm, ..): the code sends
+/// whatever method its caller hands it, so a write there is the caller's (as a transport's
+/// or a middleware's is), not this code's.
+fn verb_dispatch(m: &syn::ExprMatch) -> bool {
+    let verbs: HashSet<String> = m.arms.iter().filter_map(|a| arm_verb(&a.body)).collect();
+    verbs.len() >= 2
+}
+
 impl<'a> Visit<'a> for AttemptVisitor<'a, '_> {
     fn visit_expr(&mut self, e: &'a Expr) {
         let _guard = crate::analysis::limits::enter();
+        if let Expr::Match(m) = e {
+            if verb_dispatch(m) {
+                let before = self.writes.len();
+                syn::visit::visit_expr(self, e);
+                self.writes.truncate(before);
+                return;
+            }
+        }
         match e {
             Expr::MethodCall(m) => {
                 let name = m.method.to_string();
                 let write = match name.as_str() {
-                    "post" | "patch" => !is_read_like_post(m) && !self.target_reads(m),
+                    // Not `patch`: a PATCH sets the fields it names on the resource it
+                    // addresses, and resent it sets them again; one that adds rather than sets
+                    // is not told apart by its call (unknown is silent).
+                    "post" => !is_read_like_post(m) && !self.target_reads(m),
                     "basic_publish" | "send_message" | "send_message_batch" | "put_record"
                     | "put_records" | "send_batch" => true,
                     // `bus.publish(event)` on a type this file does not show to be a queue
@@ -366,8 +420,7 @@ impl<'a> Visit<'a> for AttemptVisitor<'a, '_> {
                 if let Some(p) = names::callee_path(&c.func) {
                     let full = self.scope.resolve(p);
                     let segs = names::segments(p);
-                    if matches!(full.last().map(String::as_str), Some("post" | "patch"))
-                        && full.len() >= 2
+                    if full.last().is_some_and(|l| l == "post") && full.len() >= 2
                     {
                         self.writes.push(self.index.of(e));
                     }
@@ -402,7 +455,7 @@ impl<'a> Visit<'a> for AttemptVisitor<'a, '_> {
                 let segs = names::segments(&p.path);
                 if segs.len() >= 2
                     && segs[segs.len() - 2] == "Method"
-                    && matches!(segs[segs.len() - 1].as_str(), "POST" | "PATCH")
+                    && segs[segs.len() - 1] == "POST"
                 {
                     self.writes.push(self.index.of(e));
                 }
