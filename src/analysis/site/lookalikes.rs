@@ -112,6 +112,25 @@ pub(super) fn spawns(body: &Block, index: &LineIndex<'_>) -> Vec<usize> {
     found.1
 }
 
+/// Whether a loop checks, as it goes round, whether a child process has exited: the process
+/// handle's exit check (`child.try_wait()`, as std's, tokio's and async-process's `Child` have
+/// it) called with nothing.
+pub(super) fn watches_child_process(l: &Expr) -> bool {
+    struct Watch(bool);
+    impl<'ast> Visit<'ast> for Watch {
+        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            let _guard = crate::analysis::limits::enter();
+            self.0 |= m.method == "try_wait" && m.args.is_empty();
+            syn::visit::visit_expr_method_call(self, m);
+        }
+
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    let mut watch = Watch(false);
+    watch.visit_expr(l);
+    watch.0
+}
+
 /// Where a function body writes a loopback address (the file offsets where each ends): a string
 /// naming `127.0.0.1`, `localhost` or `[::1]` (in a macro's arguments too: `format!("ws://
 /// 127.0.0.1:{port}")`), or `Ipv4Addr::LOCALHOST` / `Ipv6Addr::LOCALHOST`. What a loop after

@@ -114,6 +114,11 @@ impl<'a> Builder<'a, '_> {
         if started_at.iter().any(|at| *at < head.start) && is_readiness_probe(l, &result) {
             return None;
         }
+        // A loop that asks, between its attempts, whether a child process has exited waits for
+        // that process to come up: the process is this code's own, and local.
+        if watches_child_process(l) && result.success_exit {
+            return None;
+        }
         let retry_shape = is_retry_shape(&result);
         let supervisor = if retry_shape {
             restarts_session(&result, body, self.scope, fn_name)
