@@ -1332,8 +1332,8 @@ pub fn mentions(expr: &Expr, key: &str) -> bool {
             }
             syn::visit::visit_expr(self, e);
         }
-        // `matches!(&e, Error::Auth(_))`, `format!("{}", e)`: a plain name among a macro's
-        // tokens.
+        // `matches!(&e, Error::Auth(_))`, `format!("{}", e)`, `format!("{e}")`: a plain name
+        // among a macro's tokens, or captured by its format string.
         fn visit_macro(&mut self, m: &'ast syn::Macro) {
             if !self.found && !self.key.contains('.') && tokens_name(m.tokens.clone(), self.key) {
                 self.found = true;
@@ -1345,7 +1345,15 @@ pub fn mentions(expr: &Expr, key: &str) -> bool {
         tokens.into_iter().any(|t| match t {
             proc_macro2::TokenTree::Ident(i) => i == key,
             proc_macro2::TokenTree::Group(g) => tokens_name(g.stream(), key),
-            _ => false,
+            // A name a format string captures (`format!("{stem}.{n}")`, `{n:>4}`).
+            proc_macro2::TokenTree::Literal(l) => {
+                let text = l.to_string();
+                text.starts_with('"')
+                    && [format!("{{{key}}}"), format!("{{{key}:")]
+                        .iter()
+                        .any(|c| text.contains(c.as_str()))
+            }
+            proc_macro2::TokenTree::Punct(_) => false,
         })
     }
     let _guard = crate::analysis::limits::enter();

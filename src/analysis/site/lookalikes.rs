@@ -914,6 +914,71 @@ pub(super) fn stepped_index_vars(body: &Block) -> Vec<String> {
     v.0
 }
 
+/// The values a loop steps by a constant (`port += 1`) that the operation it tests is given
+/// built into a binding of the loop (`let addr = SocketAddr::new(ip, port)`) and that nothing
+/// compares (`port < last`): each pass hands the operation the next input, a search (the next
+/// free port, the next name), and the count of passes is no limit.
+pub(super) fn stepped_inputs(l: &Expr, body: &Block, r: &FlowResult, index: &LineIndex<'_>) -> bool {
+    #[derive(Default)]
+    struct V {
+        stepped: Vec<String>,
+        compared: Vec<String>,
+    }
+    impl<'v> Visit<'v> for V {
+        fn visit_expr(&mut self, e: &'v Expr) {
+            let _guard = crate::analysis::limits::enter();
+            match e {
+                Expr::Closure(_) => return,
+                Expr::Binary(b) => {
+                    let ident = |e: &Expr| match e {
+                        Expr::Path(p) => p.path.get_ident().map(ToString::to_string),
+                        _ => None,
+                    };
+                    if matches!(b.op, syn::BinOp::AddAssign(_) | syn::BinOp::SubAssign(_))
+                        && matches!(&*b.right, Expr::Lit(_))
+                    {
+                        self.stepped.extend(ident(&b.left));
+                    }
+                    if matches!(
+                        b.op,
+                        syn::BinOp::Lt(_)
+                            | syn::BinOp::Le(_)
+                            | syn::BinOp::Gt(_)
+                            | syn::BinOp::Ge(_)
+                            | syn::BinOp::Eq(_)
+                            | syn::BinOp::Ne(_)
+                    ) {
+                        for side in [&*b.left, &*b.right] {
+                            self.compared.extend(
+                                names::text(side)
+                                    .split(|c: char| !c.is_alphanumeric() && c != '_')
+                                    .filter(|w| !w.is_empty())
+                                    .map(str::to_owned),
+                            );
+                        }
+                    }
+                }
+                _ => {}
+            }
+            syn::visit::visit_expr(self, e);
+        }
+
+        fn visit_item(&mut self, _: &'v syn::Item) {}
+    }
+    let mut v = V::default();
+    v.visit_expr(l);
+    v.stepped.sort();
+    v.stepped.dedup();
+    // Built into a value of the loop's own, not handed over as it is: `try_once(attempt)`
+    // gives the same operation the number of its attempt.
+    v.stepped.iter().any(|name| {
+        !v.compared.contains(name)
+            && derived_names(body, std::slice::from_ref(name), false)
+                .iter()
+                .any(|d| d != name && tested_ops_mention(r, index, d))
+    })
+}
+
 /// Whether an operation the loop tests indexes with `var` (`self.queues[i].get()`,
 /// `nodes[i % n]`).
 pub(super) fn tested_ops_index_with(r: &FlowResult, index: &LineIndex<'_>, var: &str) -> bool {

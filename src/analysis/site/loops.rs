@@ -202,6 +202,11 @@ impl<'a> Builder<'a, '_> {
         }) {
             return None;
         }
+        // `port += 1` then `bind(SocketAddr::new(ip, port))`, nothing comparing `port`: each
+        // pass tries the next input, a search, not the same operation repeated.
+        if stepped_inputs(l, body, &result, self.index) {
+            return None;
+        }
         // An attempt counter: the `for` range, or a count stepped on a path that goes round
         // again or tested on a way out (not any `+= 1` in the body, such as a tally of items).
         // Following redirects or a cursor: the operation's input is replaced by what the last
