@@ -420,8 +420,7 @@ impl<'a> Visit<'a> for AttemptVisitor<'a, '_> {
                 if let Some(p) = names::callee_path(&c.func) {
                     let full = self.scope.resolve(p);
                     let segs = names::segments(p);
-                    if full.last().is_some_and(|l| l == "post") && full.len() >= 2
-                    {
+                    if full.last().is_some_and(|l| l == "post") && full.len() >= 2 {
                         self.writes.push(self.index.of(e));
                     }
                     // Not `Ok(..)`, `Some(..)`, `Error::Timeout(..)`: constructors.

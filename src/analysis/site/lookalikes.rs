@@ -918,7 +918,12 @@ pub(super) fn stepped_index_vars(body: &Block) -> Vec<String> {
 /// built into a binding of the loop (`let addr = SocketAddr::new(ip, port)`) and that nothing
 /// compares (`port < last`): each pass hands the operation the next input, a search (the next
 /// free port, the next name), and the count of passes is no limit.
-pub(super) fn stepped_inputs(l: &Expr, body: &Block, r: &FlowResult, index: &LineIndex<'_>) -> bool {
+pub(super) fn stepped_inputs(
+    l: &Expr,
+    body: &Block,
+    r: &FlowResult,
+    index: &LineIndex<'_>,
+) -> bool {
     #[derive(Default)]
     struct V {
         stepped: Vec<String>,
