@@ -43,6 +43,11 @@ pub struct Fallback {
     pub opaque: bool,
 }
 
+/// A value of fixed parts: nothing in it counts, grows, draws, or is the server's or unseen.
+fn fixed(t: &Taint) -> bool {
+    !(t.counter || t.growth || t.random || t.server || t.opaque || t.strategy)
+}
+
 impl Taint {
     fn opaque() -> Self {
         Taint {
@@ -678,6 +683,11 @@ impl<'a> ValueCx<'a, '_> {
                 // on one is.
                 let c = self.taint_in(&i.cond, seen, d);
                 if c.counter {
+                    // Chosen among fixed values (`if failures < N { FAST } else { SLOW }`), it
+                    // steps up to the largest of them and no further.
+                    if i.else_branch.is_some() && fixed(&t) {
+                        t.capped = true;
+                    }
                     t.counter = true;
                 }
                 if i.else_branch.is_some() {
@@ -693,6 +703,10 @@ impl<'a> ValueCx<'a, '_> {
                     .collect();
                 let mut t = branches(&arms);
                 let s = self.taint_in(&m.expr, seen, d);
+                // A wait the attempt picks among fixed values is at most the largest of them.
+                if s.counter && fixed(&t) {
+                    t.capped = true;
+                }
                 t.counter |= s.counter;
                 t.server |= s.server;
                 t.random |= s.random;
