@@ -95,14 +95,20 @@ fn on_big_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
     })
 }
 
-#[test]
-fn pruned_and_full_parses_agree_on_every_fixture_and_adversarial_input() {
+/// Every fixture and adversarial input, the storm example and the pre-filter's own source.
+fn inputs() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = rust_files(&root.join("fixtures"));
     files.extend(rust_files(&root.join("tests/adversarial")));
     files.push(root.join("examples/storm.rs"));
     files.push(root.join("src/analysis/prefilter.rs"));
     assert!(files.len() > 50, "the fixtures are found: {}", files.len());
+    files
+}
+
+#[test]
+fn pruned_and_full_parses_agree_on_every_fixture_and_adversarial_input() {
+    let files = inputs();
     let blanked = on_big_stack(|| {
         let mut blanked = 0;
         for path in &files {
@@ -154,10 +160,7 @@ fn compare_windows(path: &Path, text: &str, budget: usize) -> usize {
 fn a_file_parsed_a_window_of_bodies_at_a_time_gives_the_findings_of_a_whole_parse() {
     // A very large file is parsed a window of function bodies at a time (the engine's
     // WINDOW_BYTES); here every window is one body, the most a window can leave out.
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = rust_files(&root.join("fixtures"));
-    files.extend(rust_files(&root.join("tests/adversarial")));
-    files.push(root.join("examples/storm.rs"));
+    let files = inputs();
     let windowed = on_big_stack(|| {
         let mut windowed = 0;
         for path in &files {

@@ -783,6 +783,30 @@ fn camel_words(ident: &str) -> impl Iterator<Item = String> + '_ {
     (0..starts.len() - 1).map(move |i| ident[starts[i]..starts[i + 1]].to_ascii_lowercase())
 }
 
+/// A comparison (`==`, `!=`, `<`, `<=`, `>`, `>=`).
+pub(crate) fn is_comparison(op: &syn::BinOp) -> bool {
+    use syn::BinOp::{Eq, Ge, Gt, Le, Lt, Ne};
+    matches!(op, Eq(_) | Ne(_) | Lt(_) | Le(_) | Gt(_) | Ge(_))
+}
+
+/// A primitive integer type's name (`u64`, `i32`, `usize`, ...): all `Copy`.
+pub(crate) fn is_integer_name(name: &str) -> bool {
+    matches!(
+        name,
+        "u8" | "u16"
+            | "u32"
+            | "u64"
+            | "u128"
+            | "usize"
+            | "i8"
+            | "i16"
+            | "i32"
+            | "i64"
+            | "i128"
+            | "isize"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::is_readiness_error;

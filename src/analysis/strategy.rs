@@ -131,22 +131,8 @@ fn is_number(ty: &Type) -> bool {
     let _guard = crate::analysis::limits::enter();
     match ty {
         Type::Path(p) => p.path.segments.last().is_some_and(|s| {
-            matches!(
-                s.ident.to_string().as_str(),
-                "u8" | "u16"
-                    | "u32"
-                    | "u64"
-                    | "u128"
-                    | "usize"
-                    | "i8"
-                    | "i16"
-                    | "i32"
-                    | "i64"
-                    | "i128"
-                    | "isize"
-                    | "f32"
-                    | "f64"
-            )
+            let name = s.ident.to_string();
+            names::is_integer_name(&name) || matches!(name.as_str(), "f32" | "f64")
         }),
         Type::Reference(r) => is_number(&r.elem),
         Type::Paren(p) => is_number(&p.elem),

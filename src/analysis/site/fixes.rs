@@ -264,7 +264,7 @@ pub(super) fn makes_copy_key(init: &Expr) -> bool {
                 }
                 [.., ty, ctor] if ty == "Ulid" => ctor == "new",
                 // A function named for an integer type returns one (`fastrand::u64(..)`).
-                [.., ty] if is_integer_name(ty) => true,
+                [.., ty] if names::is_integer_name(ty) => true,
                 [.., f] if f == "random" => match turbofish {
                     Some(syn::PathArguments::AngleBracketed(a)) => integer_turbofish(a),
                     _ => false,
@@ -290,24 +290,7 @@ fn integer_turbofish(args: &syn::AngleBracketedGenericArguments) -> bool {
 /// `u64`, `i32`, `usize`, ...: a primitive integer type (all `Copy`).
 fn is_integer_type(ty: &syn::Type) -> bool {
     matches!(ty, syn::Type::Path(p) if p.qself.is_none()
-        && p.path.get_ident().is_some_and(|i| is_integer_name(&i.to_string())))
-}
-
-fn is_integer_name(name: &str) -> bool {
-    matches!(
-        name,
-        "u8" | "u16"
-            | "u32"
-            | "u64"
-            | "u128"
-            | "usize"
-            | "i8"
-            | "i16"
-            | "i32"
-            | "i64"
-            | "i128"
-            | "isize"
-    )
+        && p.path.get_ident().is_some_and(|i| names::is_integer_name(&i.to_string())))
 }
 
 /// The uses of a key's name in the statements after its `let` in the loop: those that move it
@@ -363,8 +346,7 @@ impl<'ast> Visit<'ast> for KeyUses<'_, '_> {
             Expr::Field(f) if self.is_key(&f.base) => self.unsafe_use = true,
             Expr::Assign(a) if self.is_key(&a.left) => self.unsafe_use = true,
             Expr::Binary(b) => {
-                use syn::BinOp::{Eq, Ge, Gt, Le, Lt, Ne};
-                let compares = matches!(b.op, Eq(_) | Ne(_) | Lt(_) | Le(_) | Gt(_) | Ge(_));
+                let compares = names::is_comparison(&b.op);
                 let assigns = matches!(
                     b.op,
                     syn::BinOp::AddAssign(_)

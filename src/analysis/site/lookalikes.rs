@@ -811,15 +811,7 @@ impl<'ast> Visit<'ast> for Uses<'_> {
 
     fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
         let _guard = crate::analysis::limits::enter();
-        let compares = matches!(
-            b.op,
-            syn::BinOp::Eq(_)
-                | syn::BinOp::Ne(_)
-                | syn::BinOp::Lt(_)
-                | syn::BinOp::Le(_)
-                | syn::BinOp::Gt(_)
-                | syn::BinOp::Ge(_)
-        );
+        let compares = names::is_comparison(&b.op);
         let outer = self.testing;
         self.testing |= compares;
         syn::visit::visit_expr_binary(self, b);
@@ -944,15 +936,7 @@ pub(super) fn stepped_inputs(
                     {
                         self.stepped.extend(ident(&b.left));
                     }
-                    if matches!(
-                        b.op,
-                        syn::BinOp::Lt(_)
-                            | syn::BinOp::Le(_)
-                            | syn::BinOp::Gt(_)
-                            | syn::BinOp::Ge(_)
-                            | syn::BinOp::Eq(_)
-                            | syn::BinOp::Ne(_)
-                    ) {
+                    if names::is_comparison(&b.op) {
                         for side in [&*b.left, &*b.right] {
                             self.compared.extend(
                                 names::text(side)
