@@ -52,6 +52,10 @@ pub const MODEL_FILES: &[(&str, &str)] = &[
         "models/errors.toml",
         include_str!("../../models/errors.toml"),
     ),
+    (
+        "models/endpoints.toml",
+        include_str!("../../models/endpoints.toml"),
+    ),
 ];
 
 /// One list of a model or of `[extend]`.
@@ -100,11 +104,14 @@ pub enum List {
     /// Constructors of this project's own retry wrappers (`RetryLayer::new`), compliant by
     /// construction like `#[retryable]`: a function that makes one retries.
     CompliantRetries,
+    /// Types whose connections reach only this machine (Unix-domain sockets, named pipes): a
+    /// loop that waits for one to connect waits for something local.
+    LocalEndpoints,
 }
 
 impl List {
     /// Every list, in the order of [`Extensions::list`].
-    pub const ALL: [List; 19] = [
+    pub const ALL: [List; 20] = [
         List::SleepFns,
         List::SleepMethods,
         List::BlockingSleeps,
@@ -124,6 +131,7 @@ impl List {
         List::StatusErrorCalls,
         List::RetryAttributes,
         List::CompliantRetries,
+        List::LocalEndpoints,
     ];
 
     /// Its key in a model file and in `[extend]`.
@@ -149,6 +157,7 @@ impl List {
             List::StatusErrorCalls => "status-error-calls",
             List::RetryAttributes => "retry-attributes",
             List::CompliantRetries => "compliant-retries",
+            List::LocalEndpoints => "local-endpoints",
         }
     }
 
@@ -199,6 +208,8 @@ pub struct RawExtensions {
     retry_attributes: Vec<Spanned<String>>,
     #[serde(default)]
     compliant_retries: Vec<Spanned<String>>,
+    #[serde(default)]
+    local_endpoints: Vec<Spanned<String>>,
     /// Retry crates' policies (`[[policies]]`).
     #[serde(default)]
     policies: Vec<super::policy_model::RawPolicy>,
@@ -226,6 +237,7 @@ impl RawExtensions {
             List::StatusErrorCalls => &self.status_error_calls,
             List::RetryAttributes => &self.retry_attributes,
             List::CompliantRetries => &self.compliant_retries,
+            List::LocalEndpoints => &self.local_endpoints,
         }
     }
 

@@ -82,6 +82,8 @@ pub struct Extensions {
     pub retry_attributes: Vec<String>,
     /// Constructors of retry wrappers compliant by construction (a function making one retries).
     pub compliant_retries: Vec<String>,
+    /// Types whose connections reach only this machine (Unix-domain sockets, named pipes).
+    pub local_endpoints: Vec<String>,
     /// Retry crates' policies (`[[extend.policies]]`), tried before the built-in ones.
     pub policies: Vec<policy_model::PolicyModel>,
 }
@@ -111,6 +113,7 @@ impl Extensions {
             L::StatusErrorCalls => &self.status_error_calls,
             L::RetryAttributes => &self.retry_attributes,
             L::CompliantRetries => &self.compliant_retries,
+            L::LocalEndpoints => &self.local_endpoints,
         }
     }
 
@@ -137,6 +140,7 @@ impl Extensions {
             L::StatusErrorCalls => &mut self.status_error_calls,
             L::RetryAttributes => &mut self.retry_attributes,
             L::CompliantRetries => &mut self.compliant_retries,
+            L::LocalEndpoints => &mut self.local_endpoints,
         }
     }
 

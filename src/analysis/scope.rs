@@ -338,6 +338,16 @@ impl<'a> FileScope<'a> {
             || Extensions::matches(&self.ext.random_sources, full)
     }
 
+    /// Whether a resolved type path connects only to this machine (a Unix-domain socket, a
+    /// named pipe: `local-endpoints` of the models, or a team's).
+    #[must_use]
+    pub fn is_local_endpoint(&self, full: &[String]) -> bool {
+        super::known::builtin()
+            .path(super::known::List::LocalEndpoints, full)
+            .is_some()
+            || Extensions::matches(&self.ext.local_endpoints, full)
+    }
+
     /// Whether a method of a random generator gives a value usable as a key.
     #[must_use]
     pub fn is_random_key_method(&self, name: &str) -> bool {

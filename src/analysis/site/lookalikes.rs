@@ -136,55 +136,46 @@ pub(super) fn watches_child_process(l: &Expr) -> bool {
 /// 127.0.0.1:{port}")`), or `Ipv4Addr::LOCALHOST` / `Ipv6Addr::LOCALHOST`. What a loop after
 /// one probes until it answers is local (evidence.md #9).
 pub(super) fn loopbacks(body: &Block, index: &LineIndex<'_>) -> Vec<usize> {
-    fn is_loopback(text: &str) -> bool {
-        ["127.0.0.1", "localhost", "[::1]"]
-            .iter()
-            .any(|w| text.contains(w))
-    }
-    fn in_tokens(tokens: proc_macro2::TokenStream, index: &LineIndex<'_>, out: &mut Vec<usize>) {
-        let _guard = crate::analysis::limits::enter();
-        for t in tokens {
-            match t {
-                proc_macro2::TokenTree::Literal(l) if is_loopback(&l.to_string()) => {
-                    out.push(index.span(l.span()).end);
-                }
-                proc_macro2::TokenTree::Group(g) => in_tokens(g.stream(), index, out),
-                _ => {}
-            }
-        }
-    }
     struct Loopback<'i, 'a>(&'i LineIndex<'a>, Vec<usize>);
     impl<'ast> Visit<'ast> for Loopback<'_, '_> {
         fn visit_expr(&mut self, e: &'ast Expr) {
             let _guard = crate::analysis::limits::enter();
-            match e {
-                Expr::Lit(syn::ExprLit {
-                    lit: syn::Lit::Str(s),
-                    ..
-                }) if is_loopback(&s.value()) => self.1.push(self.0.of(e).end),
-                Expr::Path(p) => {
-                    let segments = names::segments(&p.path);
-                    let n = segments.len();
-                    if n >= 2
-                        && segments[n - 1] == "LOCALHOST"
-                        && matches!(segments[n - 2].as_str(), "Ipv4Addr" | "Ipv6Addr")
-                    {
-                        self.1.push(self.0.of(e).end);
-                    }
-                }
-                Expr::Macro(m) => in_tokens(m.mac.tokens.clone(), self.0, &mut self.1),
-                _ => {}
+            if names_loopback(e) {
+                self.1.push(self.0.of(e).end);
             }
             syn::visit::visit_expr(self, e);
         }
         fn visit_stmt_macro(&mut self, m: &'ast syn::StmtMacro) {
-            in_tokens(m.mac.tokens.clone(), self.0, &mut self.1);
+            if tokens_name_loopback(m.mac.tokens.clone()) {
+                self.1.push(self.0.of(m).end);
+            }
         }
         fn visit_item(&mut self, _: &'ast syn::Item) {}
     }
     let mut found = Loopback(index, Vec::new());
     found.visit_block(body);
     found.1
+}
+
+/// Whether an expression itself names a loopback address: a string naming `127.0.0.1`,
+/// `localhost` or `[::1]` (in a macro's arguments too: `format!("ws://127.0.0.1:{port}")`), or
+/// `Ipv4Addr::LOCALHOST` / `Ipv6Addr::LOCALHOST`.
+fn names_loopback(e: &Expr) -> bool {
+    match e {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(s),
+            ..
+        }) => is_loopback(&s.value()),
+        Expr::Path(p) => {
+            let segments = names::segments(&p.path);
+            let n = segments.len();
+            n >= 2
+                && segments[n - 1] == "LOCALHOST"
+                && matches!(segments[n - 2].as_str(), "Ipv4Addr" | "Ipv6Addr")
+        }
+        Expr::Macro(m) => tokens_name_loopback(m.mac.tokens.clone()),
+        _ => false,
+    }
 }
 
 /// A loop that waits for something to come up by probing it: every operation it tests
@@ -1111,4 +1102,142 @@ pub(super) fn mentions_retry_words(l: &Expr, fn_name: &str) -> bool {
     text.split(|c: char| !c.is_alphanumeric() && c != '_')
         .filter(|w| !w.chars().next().is_some_and(char::is_uppercase))
         .any(names::is_retry_word)
+}
+
+/// Whether every operation a loop tests is given a target on this machine (evidence.md #9):
+/// a loopback address written in its call (or in the `let` that holds what it is given), a
+/// filesystem path (a `Path` or `PathBuf` the function holds: a Unix-domain socket, a named
+/// pipe, a file), or an endpoint type of the models' `local-endpoints` (a Unix-domain socket,
+/// a named pipe) whose path resolves to its crate. Such a loop waits for something local to
+/// come up; it asks no shared service again, which is what the rules protect.
+pub(super) fn tests_only_local_targets(
+    l: &Expr,
+    r: &FlowResult,
+    index: &LineIndex<'_>,
+    locals: &Locals<'_>,
+    scope: &FileScope<'_>,
+) -> bool {
+    struct Find<'i, 'a, 's> {
+        index: &'i LineIndex<'a>,
+        spans: Vec<Span>,
+        local: Vec<bool>,
+        locals: &'s Locals<'s>,
+        scope: &'s FileScope<'s>,
+    }
+    impl<'ast> Visit<'ast> for Find<'_, '_, '_> {
+        fn visit_expr(&mut self, e: &'ast Expr) {
+            let _guard = crate::analysis::limits::enter();
+            let at = self.index.of(e);
+            let within: Vec<usize> = (0..self.spans.len())
+                .filter(|&i| self.spans[i].start <= at.start && at.end <= self.spans[i].end)
+                .collect();
+            let overlaps = self
+                .spans
+                .iter()
+                .any(|s| s.start < at.end && at.start < s.end);
+            if !overlaps {
+                return;
+            }
+            if !within.is_empty() && local_target(e, self.locals, self.scope, 0) {
+                for i in within {
+                    self.local[i] = true;
+                }
+            }
+            syn::visit::visit_expr(self, e);
+        }
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    let spans: Vec<Span> = r.tested_calls.iter().map(|(_, s)| *s).collect();
+    if spans.is_empty() {
+        return false;
+    }
+    let mut find = Find {
+        index,
+        local: vec![false; spans.len()],
+        spans,
+        locals,
+        scope,
+    };
+    find.visit_expr(l);
+    find.local.iter().all(|x| *x)
+}
+
+/// Whether an expression names a target on this machine (see [`tests_only_local_targets`]):
+/// a loopback address (a name the function binds is followed to what it is bound to, one
+/// `let` deep), a call of a local endpoint type (`UnixStream::connect(..)`), or a call of a
+/// function given nothing but filesystem paths (`ipc_connect(path)`: what it reaches is the
+/// file; a method's receiver may be a remote client, so a method is not).
+fn local_target(e: &Expr, locals: &Locals<'_>, scope: &FileScope<'_>, depth: usize) -> bool {
+    if names_loopback(e) {
+        return true;
+    }
+    match e {
+        Expr::Path(p) => match names::segments(&p.path).as_slice() {
+            [name] if depth == 0 && !locals.param_types.contains_key(name) => {
+                locals.lets.get(name).is_some_and(|values| {
+                    values.len() == 1 && local_target(values[0], locals, scope, depth + 1)
+                })
+            }
+            _ => false,
+        },
+        Expr::Call(c) => match &*c.func {
+            Expr::Path(p) => {
+                let full = scope.resolve(&p.path);
+                let endpoint = full.len() >= 2 && scope.is_local_endpoint(&full[..full.len() - 1]);
+                endpoint || (!c.args.is_empty() && c.args.iter().all(|a| fs_path(a, locals, scope)))
+            }
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// Whether an expression is a filesystem path: a parameter or a `let` of type `Path` or
+/// `PathBuf`, or one made by their constructors (`Path::new(..)`, `PathBuf::from(..)`).
+fn fs_path(e: &Expr, locals: &Locals<'_>, scope: &FileScope<'_>) -> bool {
+    let _guard = crate::analysis::limits::enter();
+    let path_type = |name: &str| matches!(name, "Path" | "PathBuf");
+    match e {
+        Expr::Reference(r) => fs_path(&r.expr, locals, scope),
+        Expr::Paren(p) => fs_path(&p.expr, locals, scope),
+        Expr::Path(p) => match names::segments(&p.path).as_slice() {
+            [name] => match locals.param_types.get(name) {
+                Some(ty) => crate::analysis::scope::held_path(ty)
+                    .and_then(names::last)
+                    .is_some_and(|l| path_type(&l)),
+                None => locals.lets.get(name).is_some_and(|values| {
+                    values.len() == 1
+                        && !matches!(values[0], Expr::Path(_))
+                        && fs_path(values[0], locals, scope)
+                }),
+            },
+            _ => false,
+        },
+        Expr::Call(c) => match &*c.func {
+            Expr::Path(p) => {
+                let full = scope.resolve(&p.path);
+                full.len() >= 2 && path_type(&full[full.len() - 2])
+            }
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// Whether an address names this machine: `127.0.0.1`, `localhost`, `[::1]`.
+fn is_loopback(text: &str) -> bool {
+    ["127.0.0.1", "localhost", "[::1]"]
+        .iter()
+        .any(|w| text.contains(w))
+}
+
+/// Whether a macro's tokens hold a string naming a loopback address
+/// (`format!("ws://127.0.0.1:{port}")`).
+fn tokens_name_loopback(tokens: proc_macro2::TokenStream) -> bool {
+    let _guard = crate::analysis::limits::enter();
+    tokens.into_iter().any(|t| match t {
+        proc_macro2::TokenTree::Literal(l) => is_loopback(&l.to_string()),
+        proc_macro2::TokenTree::Group(g) => tokens_name_loopback(g.stream()),
+        _ => false,
+    })
 }

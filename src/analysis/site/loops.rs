@@ -114,6 +114,12 @@ impl<'a> Builder<'a, '_> {
         if started_at.iter().any(|at| *at < head.start) && is_readiness_probe(l, &result) {
             return None;
         }
+        // An operation given a target on this machine (a loopback address, a filesystem path,
+        // a Unix-domain socket) serves no shared service: a loop that goes round until it
+        // succeeds waits for something local to come up (evidence.md #9).
+        if tests_only_local_targets(l, &result, self.index, locals, self.scope) {
+            return None;
+        }
         // A loop that asks, between its attempts, whether a child process has exited waits for
         // that process to come up: the process is this code's own, and local.
         if watches_child_process(l) && result.success_exit {
