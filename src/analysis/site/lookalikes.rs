@@ -1241,3 +1241,25 @@ fn tokens_name_loopback(tokens: proc_macro2::TokenStream) -> bool {
         _ => false,
     })
 }
+
+/// Whether a `while` goes round on the failure of a spin, a lock or a receive in its own
+/// condition (`while rx.try_recv().is_err()`, `while let Err(Timeout) = rx.recv_timeout(tick)`):
+/// the condition decides every way round, so the operation the loop repeats is that one, and
+/// what fails in its body falls through to it. Such a loop lives until a message arrives (a
+/// ticker, a watchdog that runs until shutdown), whatever its body tests: not a retry.
+pub(super) fn goes_round_on_spin_condition(cond: &Expr) -> bool {
+    let _guard = crate::analysis::limits::enter();
+    let op = match cond {
+        Expr::Let(l) => crate::analysis::flow::pat_outcome(&l.pat)
+            .filter(|o| *o == Outcome::Failure)
+            .and_then(|_| names::last_call(&l.expr)),
+        Expr::MethodCall(m) if m.method == "is_err" => names::last_call(&m.receiver),
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Not(_)) => match &*u.expr {
+            Expr::MethodCall(m) if m.method == "is_ok" => names::last_call(&m.receiver),
+            _ => None,
+        },
+        Expr::Paren(p) => return goes_round_on_spin_condition(&p.expr),
+        _ => None,
+    };
+    op.is_some_and(|op| names::is_spin_operation(&op))
+}

@@ -114,6 +114,13 @@ impl<'a> Builder<'a, '_> {
         if started_at.iter().any(|at| *at < head.start) && is_readiness_probe(l, &result) {
             return None;
         }
+        // The operation a `while` repeats is the one its condition tests: a receive that
+        // finds nothing keeps a ticker or a watchdog going until a message arrives.
+        if let Expr::While(w) = l {
+            if goes_round_on_spin_condition(&w.cond) {
+                return None;
+            }
+        }
         // An operation given a target on this machine (a loopback address, a filesystem path,
         // a Unix-domain socket) serves no shared service: a loop that goes round until it
         // succeeds waits for something local to come up (evidence.md #9).
