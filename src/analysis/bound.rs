@@ -88,7 +88,8 @@ fn bound_kind_depth(
                 return;
             }
             if self.facts.counters.contains(name)
-                || (self.in_comparison > 0 && names::is_counter_name(name))
+                || (self.in_comparison > 0
+                    && (names::is_counter_name(name) || self.facts.grown.contains(name)))
             {
                 self.kind = Some(BoundKind::Counter);
             } else if names::is_time_name(name) {

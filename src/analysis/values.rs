@@ -303,6 +303,10 @@ impl<'a> Visit<'a> for Locals<'a> {
 pub struct LoopFacts<'a> {
     pub mutations: HashMap<String, Vec<Mutation<'a>>>,
     pub counters: HashSet<String>,
+    /// Places multiplied by a constant above one on each pass (`seconds *= 2`): a limit an
+    /// exit tests on one (`if seconds > 64 { return .. }`) is reached after a number of passes
+    /// as surely as a counter's.
+    pub grown: HashSet<String>,
 }
 
 impl<'a> LoopFacts<'a> {
@@ -316,9 +320,13 @@ impl<'a> LoopFacts<'a> {
         f
     }
 
-    /// Marks as counters the places stepped by one (`x += 1`, `x = x - 1`).
+    /// Marks as counters the places stepped by one (`x += 1`, `x = x - 1`), and as grown
+    /// those multiplied by a constant each pass (`seconds *= 2`, `x <<= 1`).
     pub fn recount(&mut self) {
         for (k, muts) in &self.mutations {
+            if muts.iter().any(|m| is_geometric_step(k, *m)) {
+                self.grown.insert(k.clone());
+            }
             if muts.iter().any(|m| is_count_step(k, *m)) {
                 self.counters.insert(k.clone());
             }
@@ -350,6 +358,36 @@ fn is_int_lit(e: &Expr) -> bool {
     match e {
         Expr::Lit(l) => matches!(l.lit, syn::Lit::Int(_)),
         Expr::Paren(p) => is_int_lit(&p.expr),
+        _ => false,
+    }
+}
+
+/// `x *= 2`, `x <<= 1`, `x = x * 2`, `x = x.saturating_mul(2)`: multiplied by a constant
+/// above one.
+fn is_geometric_step(key: &str, m: Mutation<'_>) -> bool {
+    let _guard = crate::analysis::limits::enter();
+    let factor = |e: &Expr| match e {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i),
+            ..
+        }) => i.base10_parse::<u64>().ok(),
+        _ => None,
+    };
+    match m {
+        Mutation::Compound(BinOp::MulAssign(_), rhs) => factor(rhs).is_some_and(|f| f >= 2),
+        Mutation::Compound(BinOp::ShlAssign(_), rhs) => factor(rhs).is_some_and(|f| f >= 1),
+        Mutation::Assign(Expr::Binary(b)) => {
+            matches!(b.op, BinOp::Mul(_))
+                && place_key(&b.left).as_deref() == Some(key)
+                && factor(&b.right).is_some_and(|f| f >= 2)
+        }
+        Mutation::Assign(Expr::MethodCall(mc)) => {
+            matches!(
+                mc.method.to_string().as_str(),
+                "saturating_mul" | "checked_mul" | "wrapping_mul"
+            ) && place_key(&mc.receiver).as_deref() == Some(key)
+                && mc.args.first().and_then(factor).is_some_and(|f| f >= 2)
+        }
         _ => false,
     }
 }

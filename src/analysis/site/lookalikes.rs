@@ -900,7 +900,10 @@ pub(super) fn stepped_index_vars(body: &Block) -> Vec<String> {
 /// The values a loop steps by a constant (`port += 1`) that the operation it tests is given
 /// built into a binding of the loop (`let addr = SocketAddr::new(ip, port)`) and that nothing
 /// compares (`port < last`): each pass hands the operation the next input, a search (the next
-/// free port, the next name), and the count of passes is no limit.
+/// free port, the next name), and the count of passes is no limit. So do the values it
+/// multiplies by a constant (`factor *= 2`) built into the operation's input (`let size =
+/// total / factor`), compared or not: a search over sizes (a buffer that fits), where a
+/// multiplied wait is only waited on.
 pub(super) fn stepped_inputs(
     l: &Expr,
     body: &Block,
@@ -910,6 +913,7 @@ pub(super) fn stepped_inputs(
     #[derive(Default)]
     struct V {
         stepped: Vec<String>,
+        multiplied: Vec<String>,
         compared: Vec<String>,
     }
     impl<'v> Visit<'v> for V {
@@ -926,6 +930,11 @@ pub(super) fn stepped_inputs(
                         && matches!(&*b.right, Expr::Lit(_))
                     {
                         self.stepped.extend(ident(&b.left));
+                    }
+                    if matches!(b.op, syn::BinOp::MulAssign(_) | syn::BinOp::ShlAssign(_))
+                        && matches!(&*b.right, Expr::Lit(_))
+                    {
+                        self.multiplied.extend(ident(&b.left));
                     }
                     if names::is_comparison(&b.op) {
                         for side in [&*b.left, &*b.right] {
@@ -951,12 +960,15 @@ pub(super) fn stepped_inputs(
     v.stepped.dedup();
     // Built into a value of the loop's own, not handed over as it is: `try_once(attempt)`
     // gives the same operation the number of its attempt.
-    v.stepped.iter().any(|name| {
-        !v.compared.contains(name)
-            && derived_names(body, std::slice::from_ref(name), false)
-                .iter()
-                .any(|d| d != name && tested_ops_mention(r, index, d))
-    })
+    let built_in = |name: &String| {
+        derived_names(body, std::slice::from_ref(name), false)
+            .iter()
+            .any(|d| d != name && tested_ops_mention(r, index, d))
+    };
+    v.stepped
+        .iter()
+        .any(|name| !v.compared.contains(name) && built_in(name))
+        || v.multiplied.iter().any(built_in)
 }
 
 /// Whether an operation the loop tests indexes with `var` (`self.queues[i].get()`,

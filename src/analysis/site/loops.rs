@@ -165,6 +165,7 @@ impl<'a> Builder<'a, '_> {
         };
         let mut delays = self.delays_of(&waits, &values, &longest);
         mark_ceilings(&mut delays, &waits, body);
+        mark_exit_caps(&mut delays, &waits, l, body, &facts);
         // A `for` over a list of alternatives (addresses, mirrors) tries each once: not a retry.
         if let Expr::ForLoop(_) = l {
             // `for i in 0..resolvers.len() { resolvers[i].lookup(..) }` tries each one too.

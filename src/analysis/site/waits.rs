@@ -677,3 +677,96 @@ impl<'a> Visit<'a> for SleepFinder<'a, '_> {
 
     fn visit_item(&mut self, _: &'a syn::Item) {}
 }
+
+/// Marks as capped a growing wait built from a value multiplied each pass (`seconds *= 2`)
+/// that a way out of the loop tests (`if seconds > 64 { return Err(..) }`, `while tempo <
+/// MAX`): no wait is made past that limit, so the limit is the wait's cap (evidence.md #4: a
+/// limit that is in the code is read, not reported as none).
+pub(super) fn mark_exit_caps(
+    delays: &mut [Delay],
+    waits: &Waits<'_>,
+    l: &Expr,
+    body: &Block,
+    facts: &LoopFacts<'_>,
+) {
+    if facts.grown.is_empty()
+        || !delays
+            .iter()
+            .any(|d| d.kind == DelayKind::Growing && !d.capped)
+    {
+        return;
+    }
+    let mut tested: Vec<String> = exit_tests(l)
+        .into_iter()
+        .filter(|n| facts.grown.contains(n))
+        .collect();
+    if tested.is_empty() {
+        return;
+    }
+    tested = derived_names(body, &tested, false);
+    for (d, (_, arg, _)) in delays.iter_mut().zip(&waits.sleeps) {
+        if d.kind == DelayKind::Growing
+            && !d.capped
+            && arg.is_some_and(|a| {
+                tested
+                    .iter()
+                    .any(|n| crate::analysis::values::mentions(a, n))
+            })
+        {
+            d.capped = true;
+        }
+    }
+}
+
+/// The names compared in the tests that lead out of a loop: a `while` condition, and the
+/// condition of an `if` whose branch ends in a `return` or a `break` (closures and nested
+/// loops left alone).
+fn exit_tests(l: &Expr) -> Vec<String> {
+    fn compared(e: &Expr, out: &mut Vec<String>) {
+        struct C<'o>(&'o mut Vec<String>);
+        impl<'v> Visit<'v> for C<'_> {
+            fn visit_expr_binary(&mut self, b: &'v syn::ExprBinary) {
+                if names::is_comparison(&b.op) {
+                    for side in [&*b.left, &*b.right] {
+                        if let Some(k) = crate::analysis::values::place_key(side) {
+                            self.0.push(k);
+                        }
+                    }
+                }
+                syn::visit::visit_expr_binary(self, b);
+            }
+        }
+        C(out).visit_expr(e);
+    }
+    struct Exits(Vec<String>);
+    impl<'v> Visit<'v> for Exits {
+        fn visit_expr(&mut self, e: &'v Expr) {
+            let _guard = crate::analysis::limits::enter();
+            match e {
+                Expr::Closure(_) | Expr::Loop(_) | Expr::While(_) | Expr::ForLoop(_) => return,
+                Expr::If(i) => {
+                    let leaves = i.then_branch.stmts.last().is_some_and(|s| {
+                        matches!(s, syn::Stmt::Expr(Expr::Return(_) | Expr::Break(_), _))
+                    });
+                    if leaves {
+                        compared(&i.cond, &mut self.0);
+                    }
+                }
+                _ => {}
+            }
+            syn::visit::visit_expr(self, e);
+        }
+        fn visit_item(&mut self, _: &'v syn::Item) {}
+    }
+    let mut exits = Exits(Vec::new());
+    match l {
+        Expr::While(w) => {
+            compared(&w.cond, &mut exits.0);
+            exits.visit_block(&w.body);
+        }
+        Expr::Loop(x) => exits.visit_block(&x.body),
+        Expr::ForLoop(f) => exits.visit_block(&f.body),
+        _ => {}
+    }
+    exits.0
+}
