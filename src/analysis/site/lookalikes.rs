@@ -1127,14 +1127,14 @@ pub(super) fn tests_only_local_targets(
     r: &FlowResult,
     index: &LineIndex<'_>,
     locals: &Locals<'_>,
+    owner: Option<&syn::Ident>,
     scope: &FileScope<'_>,
 ) -> bool {
     struct Find<'i, 'a, 's> {
         index: &'i LineIndex<'a>,
         spans: Vec<Span>,
         local: Vec<bool>,
-        locals: &'s Locals<'s>,
-        scope: &'s FileScope<'s>,
+        cx: Cx<'s>,
     }
     impl<'ast> Visit<'ast> for Find<'_, '_, '_> {
         fn visit_expr(&mut self, e: &'ast Expr) {
@@ -1150,7 +1150,7 @@ pub(super) fn tests_only_local_targets(
             if !overlaps {
                 return;
             }
-            if !within.is_empty() && local_target(e, self.locals, self.scope, 0) {
+            if !within.is_empty() && local_target(e, &self.cx, 0) {
                 for i in within {
                     self.local[i] = true;
                 }
@@ -1167,8 +1167,11 @@ pub(super) fn tests_only_local_targets(
         index,
         local: vec![false; spans.len()],
         spans,
-        locals,
-        scope,
+        cx: Cx {
+            locals,
+            scope,
+            fields: owner.and_then(|o| scope.struct_fields.get(&o.to_string())),
+        },
     };
     find.visit_expr(l);
     find.local.iter().all(|x| *x)
@@ -1179,24 +1182,24 @@ pub(super) fn tests_only_local_targets(
 /// `let` deep), a call of a local endpoint type (`UnixStream::connect(..)`), or a call of a
 /// function given nothing but filesystem paths (`ipc_connect(path)`: what it reaches is the
 /// file; a method's receiver may be a remote client, so a method is not).
-fn local_target(e: &Expr, locals: &Locals<'_>, scope: &FileScope<'_>, depth: usize) -> bool {
+fn local_target(e: &Expr, cx: &Cx<'_>, depth: usize) -> bool {
+    let (locals, scope) = (cx.locals, cx.scope);
     if names_loopback(e) {
         return true;
     }
     match e {
         Expr::Path(p) => match names::segments(&p.path).as_slice() {
-            [name] if depth == 0 && !locals.param_types.contains_key(name) => {
-                locals.lets.get(name).is_some_and(|values| {
-                    values.len() == 1 && local_target(values[0], locals, scope, depth + 1)
-                })
-            }
+            [name] if depth == 0 && !locals.param_types.contains_key(name) => locals
+                .lets
+                .get(name)
+                .is_some_and(|values| values.len() == 1 && local_target(values[0], cx, depth + 1)),
             _ => false,
         },
         Expr::Call(c) => match &*c.func {
             Expr::Path(p) => {
                 let full = scope.resolve(&p.path);
                 let endpoint = full.len() >= 2 && scope.is_local_endpoint(&full[..full.len() - 1]);
-                endpoint || (!c.args.is_empty() && c.args.iter().all(|a| fs_path(a, locals, scope)))
+                endpoint || (!c.args.is_empty() && c.args.iter().all(|a| fs_path(a, cx)))
             }
             _ => false,
         },
@@ -1204,14 +1207,35 @@ fn local_target(e: &Expr, locals: &Locals<'_>, scope: &FileScope<'_>, depth: usi
     }
 }
 
-/// Whether an expression is a filesystem path: a parameter or a `let` of type `Path` or
-/// `PathBuf`, or one made by their constructors (`Path::new(..)`, `PathBuf::from(..)`).
-fn fs_path(e: &Expr, locals: &Locals<'_>, scope: &FileScope<'_>) -> bool {
+/// What [`local_target`] reads: the function's locals, the file, and the fields of the type
+/// whose `impl` the function is in.
+struct Cx<'s> {
+    locals: &'s Locals<'s>,
+    scope: &'s FileScope<'s>,
+    fields: Option<&'s std::collections::HashMap<String, String>>,
+}
+
+/// Whether an expression is a filesystem path: a parameter, a `let` or a field of `self` of
+/// type `Path` or `PathBuf`, or one made by their constructors (`Path::new(..)`,
+/// `PathBuf::from(..)`).
+fn fs_path(e: &Expr, cx: &Cx<'_>) -> bool {
     let _guard = crate::analysis::limits::enter();
+    let (locals, scope) = (cx.locals, cx.scope);
     let path_type = |name: &str| matches!(name, "Path" | "PathBuf");
     match e {
-        Expr::Reference(r) => fs_path(&r.expr, locals, scope),
-        Expr::Paren(p) => fs_path(&p.expr, locals, scope),
+        Expr::Reference(r) => fs_path(&r.expr, cx),
+        Expr::Paren(p) => fs_path(&p.expr, cx),
+        Expr::Field(f) => {
+            let on_self = matches!(&*f.base, Expr::Path(p) if p.path.is_ident("self"));
+            let syn::Member::Named(name) = &f.member else {
+                return false;
+            };
+            on_self
+                && cx
+                    .fields
+                    .and_then(|fields| fields.get(&name.to_string()))
+                    .is_some_and(|ty| path_type(ty))
+        }
         Expr::Path(p) => match names::segments(&p.path).as_slice() {
             [name] => match locals.param_types.get(name) {
                 Some(ty) => crate::analysis::scope::held_path(ty)
@@ -1220,7 +1244,7 @@ fn fs_path(e: &Expr, locals: &Locals<'_>, scope: &FileScope<'_>) -> bool {
                 None => locals.lets.get(name).is_some_and(|values| {
                     values.len() == 1
                         && !matches!(values[0], Expr::Path(_))
-                        && fs_path(values[0], locals, scope)
+                        && fs_path(values[0], cx)
                 }),
             },
             _ => false,

@@ -14,6 +14,7 @@ use crate::analysis::{Bound, BoundKind, RetrySite, SiteKind};
 use super::*;
 
 impl<'a> Builder<'a, '_> {
+    /// `owner`: the type of the `impl` the function is in (its fields' types are known).
     /// `started_at`: where the function starts a thread, task or process (see [`spawns`]) or
     /// writes a loopback address (see [`loopbacks`]).
     pub(super) fn loop_site(
@@ -21,6 +22,7 @@ impl<'a> Builder<'a, '_> {
         l: &'a Expr,
         locals: &Locals<'a>,
         fn_name: &str,
+        owner: Option<&syn::Ident>,
         in_timeout: bool,
         started_at: &[usize],
     ) -> Option<RetrySite> {
@@ -124,7 +126,7 @@ impl<'a> Builder<'a, '_> {
         // An operation given a target on this machine (a loopback address, a filesystem path,
         // a Unix-domain socket) serves no shared service: a loop that goes round until it
         // succeeds waits for something local to come up (evidence.md #9).
-        if tests_only_local_targets(l, &result, self.index, locals, self.scope) {
+        if tests_only_local_targets(l, &result, self.index, locals, owner, self.scope) {
             return None;
         }
         // A loop that asks, between its attempts, whether a child process has exited waits for
