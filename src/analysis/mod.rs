@@ -84,6 +84,9 @@ pub struct Extensions {
     pub compliant_retries: Vec<String>,
     /// Retry crates' policies (`[[extend.policies]]`), tried before the built-in ones.
     pub policies: Vec<policy_model::PolicyModel>,
+    /// Words added to the vocabulary lists (`models/vocabulary.toml`: `retry-words`,
+    /// `remote-operation-words`, ...), by list; only lists with words.
+    pub vocabulary: std::collections::BTreeMap<known::List, Vec<String>>,
 }
 
 impl Extensions {
@@ -111,6 +114,7 @@ impl Extensions {
             L::StatusErrorCalls => &self.status_error_calls,
             L::RetryAttributes => &self.retry_attributes,
             L::CompliantRetries => &self.compliant_retries,
+            _ => self.vocabulary.get(&list).map_or(&[], Vec::as_slice),
         }
     }
 
@@ -137,6 +141,7 @@ impl Extensions {
             L::StatusErrorCalls => &mut self.status_error_calls,
             L::RetryAttributes => &mut self.retry_attributes,
             L::CompliantRetries => &mut self.compliant_retries,
+            _ => self.vocabulary.entry(list).or_default(),
         }
     }
 
