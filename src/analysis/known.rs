@@ -246,6 +246,46 @@ lists! {
         GrowingStrategyWords = "growing-strategy-words", growing_strategy_words;
         /// Parts of a strategy type's name that make its waits constant.
         ConstantStrategyWords = "constant-strategy-words", constant_strategy_words;
+        /// Parts of the initialiser of a POST's target variable that make the POST a read.
+        ReadTargetWords = "read-target-words", read_target_words;
+        /// Parts of a POST's target that make it a read rather than a write.
+        ReadPostWords = "read-post-words", read_post_words;
+        /// Parts of a function's name that make it mint a credential (safe to repeat).
+        CredentialWords = "credential-words", credential_words;
+        /// Parts of a receiver's text that make it a queue or a log.
+        QueueWords = "queue-words", queue_words;
+        /// Methods that send a message whatever their receiver.
+        SendingMethods = "sending-methods", sending_methods;
+        /// Methods that send a message when called on a queue.
+        PublishMethods = "publish-methods", publish_methods;
+        /// Methods that send a message when called on a queue with something to send.
+        QueueSendMethods = "queue-send-methods", queue_send_methods;
+        /// Methods that run a SQL statement given as their first argument or at their chain's start.
+        StatementMethods = "statement-methods", statement_methods;
+        /// Functions that start a chain with a SQL statement.
+        SqlQueryFns = "sql-query-fns", sql_query_fns;
+        /// Parts of an error test's text that leave open whether the request was processed.
+        AmbiguousErrorWords = "ambiguous-error-words", ambiguous_error_words;
+        /// Parts of an error test's text that say the request was not processed.
+        NotProcessedErrorWords = "not-processed-error-words", not_processed_error_words;
+        /// Parts of an error test's text that say the failure is transient.
+        TransientErrorWords = "transient-error-words", transient_error_words;
+        /// Methods whose truth says the attempts are used up.
+        ExhaustedChecks = "exhausted-checks", exhausted_checks;
+        /// Methods whose truth says attempts are left.
+        AttemptsLeftChecks = "attempts-left-checks", attempts_left_checks;
+        /// Ends of a counter-like name that make it a time instead.
+        NotCounterSuffixes = "not-counter-suffixes", not_counter_suffixes;
+        /// Parts of a counter's name that make it count down.
+        CountDownWords = "count-down-words", count_down_words;
+        /// Macros that leave with a failure.
+        FailingMacros = "failing-macros", failing_macros;
+        /// Whole names of a variable that holds an error.
+        ErrorNames = "error-names", error_names;
+        /// Parts of a variable's name that make it hold an error.
+        ErrorVariableWords = "error-variable-words", error_variable_words;
+        /// Parts of a `match`'s scrutinee that make it an optional error or a reason to go again.
+        OptionalErrorWords = "optional-error-words", optional_error_words;
     }
 }
 
@@ -283,7 +323,7 @@ impl RawExtensions {
                         ),
                     ));
                 }
-                if !is_rust_path(entry.get_ref()) {
+                if !list.is_vocabulary() && !is_rust_path(entry.get_ref()) {
                     return Err((
                         entry.span(),
                         format!(
@@ -305,7 +345,7 @@ impl RawExtensions {
     }
 }
 
-/// A word of the vocabulary: letters, digits and `_` (`retry`, `next_`, `s3`).
+/// A word of the vocabulary: letters, digits and `_` (`retry`, `next_`, `s3`, `40001`).
 fn is_word(text: &str) -> bool {
     !text.is_empty() && text.chars().all(|c| c.is_alphanumeric() || c == '_')
 }
