@@ -41,6 +41,7 @@ const UNPROVEN_VOCABULARY: &[&str] = &[
     "attempts-left-checks",
     "failing-macros",
     "error-names",
+    "random-file-words",
     // Used, but emptied, no fixture's findings change.
     "remote-operations",
     "session-word-stems",
@@ -55,6 +56,10 @@ const UNPROVEN_VOCABULARY: &[&str] = &[
     "exhausted-checks",
     "count-down-words",
     "error-variable-words",
+    "growth-field-names",
+    "attempt-limit-field-words",
+    "delay-field-names",
+    "not-policy-type-words",
 ];
 
 fn fixture_files() -> Vec<(PathBuf, String)> {

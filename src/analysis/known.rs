@@ -286,6 +286,56 @@ lists! {
         ErrorVariableWords = "error-variable-words", error_variable_words;
         /// Parts of a `match`'s scrutinee that make it an optional error or a reason to go again.
         OptionalErrorWords = "optional-error-words", optional_error_words;
+        /// Beginnings of a word of a parameter's name that make it other than an attempt count.
+        NotAttemptWordStems = "not-attempt-word-stems", not_attempt_word_stems;
+        /// Whole parameter names of an attempt count.
+        AttemptParamNames = "attempt-param-names", attempt_param_names;
+        /// Parts of a parameter's name that make it an attempt count.
+        AttemptParamWords = "attempt-param-words", attempt_param_words;
+        /// Parts of a function's name that make it compute an attempt's or a thing's lifetime.
+        LifetimeWords = "lifetime-words", lifetime_words;
+        /// Parts of a function's name that make its number or time a wait.
+        WaitFnWords = "wait-fn-words", wait_fn_words;
+        /// Ends of a function's name that make its number or time a wait.
+        WaitTimeSuffixes = "wait-time-suffixes", wait_time_suffixes;
+        /// Words of a policy's field name that make it a wait.
+        WaitFieldWords = "wait-field-words", wait_field_words;
+        /// Words of a policy's field name that make it jitter.
+        JitterFieldWords = "jitter-field-words", jitter_field_words;
+        /// Words of a policy's field name that make it the growth.
+        GrowthFieldWords = "growth-field-words", growth_field_words;
+        /// Whole policy field names that are the growth.
+        GrowthFieldNames = "growth-field-names", growth_field_names;
+        /// Words of a policy's field name that make it a deadline.
+        DeadlineFieldWords = "deadline-field-words", deadline_field_words;
+        /// Words of a wait field's name that make it the cap.
+        WaitCapFieldWords = "wait-cap-field-words", wait_cap_field_words;
+        /// Whole policy field names that are the cap.
+        CapFieldNames = "cap-field-names", cap_field_names;
+        /// Words of a policy's field name that make it the attempt limit.
+        AttemptLimitFieldWords = "attempt-limit-field-words", attempt_limit_field_words;
+        /// Words of a policy's field name that make it a maximum (of attempts, with one below).
+        MaxFieldWords = "max-field-words", max_field_words;
+        /// Words of a maximum's field name that make it of attempts.
+        AttemptFieldWords = "attempt-field-words", attempt_field_words;
+        /// Words of a policy's field name that make it the strategy.
+        StrategyFieldWords = "strategy-field-words", strategy_field_words;
+        /// Whole policy field names that are the strategy.
+        StrategyFieldNames = "strategy-field-names", strategy_field_names;
+        /// Whole policy field names that are the first wait.
+        DelayFieldNames = "delay-field-names", delay_field_names;
+        /// Words of a policy's field name that make it the cap (of anything).
+        CapFieldWords = "cap-field-words", cap_field_words;
+        /// Words of a file that draw a random number in it.
+        RandomFileWords = "random-file-words", random_file_words;
+        /// Parts of a type's name that make it a retry policy.
+        PolicyTypeWords = "policy-type-words", policy_type_words;
+        /// Parts of a type's name that make it a retry's state or its errors, not a policy.
+        NotPolicyTypeWords = "not-policy-type-words", not_policy_type_words;
+        /// Parts of a variant's or type's name that make its waits grow.
+        GrowingVariantWords = "growing-variant-words", growing_variant_words;
+        /// Parts of a variant's or type's name that make its waits constant.
+        ConstantVariantWords = "constant-variant-words", constant_variant_words;
     }
 }
 
