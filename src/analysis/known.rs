@@ -336,6 +336,18 @@ lists! {
         GrowingVariantWords = "growing-variant-words", growing_variant_words;
         /// Parts of a variant's or type's name that make its waits constant.
         ConstantVariantWords = "constant-variant-words", constant_variant_words;
+        /// Methods that ask a clock whether time is up.
+        ClockChecks = "clock-checks", clock_checks;
+        /// Methods that ask a schedule for the next wait.
+        ScheduleCalls = "schedule-calls", schedule_calls;
+        /// Methods that ask an attempt budget whether another try is allowed.
+        BudgetChecks = "budget-checks", budget_checks;
+        /// Methods that set a request's header.
+        HeaderMethods = "header-methods", header_methods;
+        /// Parts of a receiver's text that make it a random generator.
+        RngReceiverWords = "rng-receiver-words", rng_receiver_words;
+        /// Whole operation names that log in again or refresh a token.
+        ReauthOperations = "reauth-operations", reauth_operations;
     }
 }
 
