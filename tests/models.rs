@@ -7,8 +7,10 @@
 //! something in at least one fixture, and emptied, some fixture's findings change. Its words
 //! are too many, and too often alternatives for one another (`retry`, `attempt`), for a fixture
 //! each; which of them no fixture uses is printed (`--nocapture`), not failed. A word that
-//! matches nothing in the fixtures, the realcode corpus or the census trees is dead vocabulary:
-//! it is removed when removing it changes no finding there.
+//! can never decide anything (in a list matched by parts, one that contains another word of it)
+//! is removed. A word that decides nothing in the fixtures, the realcode corpus or the census
+//! trees (the ignored test below counts them) is dead there: a candidate for removal, which is
+//! made only when removing it changes no finding on any of them.
 //!
 //! One test in this binary: the record of used entries is shared by the whole process. (The
 //! other, ignored, is run alone: `VOCABULARY_TREES=dir:dir cargo test --release --test models --
