@@ -348,6 +348,10 @@ lists! {
         RngReceiverWords = "rng-receiver-words", rng_receiver_words;
         /// Whole operation names that log in again or refresh a token.
         ReauthOperations = "reauth-operations", reauth_operations;
+        /// Parts of an operation's name that make it wait up to a given time.
+        TimedOperationWords = "timed-operation-words", timed_operation_words;
+        /// Parts of a collection's text that make it a set of statuses.
+        StatusCollectionWords = "status-collection-words", status_collection_words;
     }
 }
 
