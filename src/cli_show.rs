@@ -4,6 +4,7 @@
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+use retry_audit::analysis::known::List;
 use retry_audit::analysis::Extensions;
 use retry_audit::config::RunConfig;
 use retry_audit::pipeline::scan::{self, ScanOptions};
@@ -100,22 +101,8 @@ fn write_settings(
     Ok(())
 }
 
-/// The configuration's `[extend]` lists, under their keys.
-fn extension_lists(e: &Extensions) -> [(&'static str, &[String]); 14] {
-    [
-        ("sleep-fns", &e.sleep_fns),
-        ("sleep-methods", &e.sleep_methods),
-        ("blocking-sleeps", &e.blocking_sleeps),
-        ("wait-handlers", &e.wait_handlers),
-        ("random-crates", &e.random_crates),
-        ("random-sources", &e.random_sources),
-        ("random-key-methods", &e.random_key_methods),
-        ("key-constructors", &e.key_constructors),
-        ("key-macros", &e.key_macros),
-        ("status-accessors", &e.status_accessors),
-        ("jittered-crates", &e.jittered_crates),
-        ("next-wait-methods", &e.next_wait_methods),
-        ("every-error-runners", &e.every_error_runners),
-        ("block-macros", &e.block_macros),
-    ]
+/// The configuration's `[extend]` lists, under their keys: every list, the vocabulary's
+/// included.
+fn extension_lists(e: &Extensions) -> impl Iterator<Item = (&'static str, &[String])> {
+    List::ALL.into_iter().map(|list| (list.key(), e.list(list)))
 }

@@ -542,6 +542,25 @@ fn extension_lists_teach_the_analysis() {
     );
 }
 
+#[test]
+fn a_vocabulary_list_in_extend_teaches_the_analysis() {
+    // A supervisor restarting `pump` after a pause: a session once `pump` is a session's word.
+    let session = "pub async fn outer(d: D) {\n    loop {\n        if let Err(e) = d.pump().await {\n            \
+                   tracing::error!(%e);\n            sleep(Duration::from_secs(10)).await;\n        }\n    }\n}\n";
+    let dir = repo();
+    write(dir.path(), "a.rs", session);
+    assert_eq!(run(dir.path(), &["a.rs"]).findings(), pairs(&[]));
+    write(
+        dir.path(),
+        "retry-audit.toml",
+        "[extend]\nsession-words = [\"pump\"]\n",
+    );
+    assert_eq!(
+        run(dir.path(), &["a.rs"]).findings(),
+        pairs(&[("a.rs", "RA002:warning")])
+    );
+}
+
 /// Writes `config`, runs, and returns stderr after checking the exit status is 2.
 fn config_error(config: &str) -> String {
     let dir = repo();

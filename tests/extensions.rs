@@ -196,3 +196,26 @@ fn a_runner_that_retries_every_error_is_ra004_once_taught() {
     };
     assert_eq!(rules(EVERY_ERROR_RUNNER, ext), ["RA004"]);
 }
+
+const SESSION: &str = r"
+pub async fn outer_loop(mut dispatcher: Dispatcher) {
+    loop {
+        if let Err(err) = dispatcher.pump().await {
+            tracing::error!(%err, 'pump failed');
+            sleep(Duration::from_secs(10)).await;
+        }
+    }
+}
+";
+
+#[test]
+fn a_session_word_is_vocabulary_once_taught() {
+    let src = SESSION.replace('\'', "\"");
+    // Untaught, `pump` is an unknown operation: nothing says the loop retries it.
+    assert!(rules(&src, Extensions::default()).is_empty());
+    // Taught as a word of a whole session's name (`session-words`, vocabulary), the loop is a
+    // supervisor restarting the session, and its fixed pause a retry's pause.
+    let mut ext = Extensions::default();
+    *ext.list_mut(retry_audit::analysis::known::List::SessionWords) = vec!["pump".to_owned()];
+    assert_eq!(rules(&src, ext), ["RA002"]);
+}

@@ -330,7 +330,7 @@ fn show_files_and_show_settings() {
     write(
         dir.path(),
         "retry-audit.toml",
-        "exclude = [\"vendor\"]\n[rules]\nfixed-delay = \"deny\"\n[extend]\nsleep-fns = [\"crate::time::pause\"]\n",
+        "exclude = [\"vendor\"]\n[rules]\nfixed-delay = \"deny\"\n[extend]\nsleep-fns = [\"crate::time::pause\"]\nno-waits = [\"pass\"]\nclient-words = [\"gateway\"]\n",
     );
     for file in ["src/a.rs", "vendor/b.rs", "src/c.rs"] {
         write(dir.path(), file, BOUNDED_FIXED);
@@ -355,6 +355,8 @@ fn show_files_and_show_settings() {
         "RA002 fixed-delay = \"error\"",
         "RA003 missing-jitter = \"warning\"",
         "sleep-fns = [\"crate::time::pause\"]",
+        "no-waits = [\"pass\"]",
+        "client-words = [\"gateway\"]",
     ] {
         assert!(text.lines().any(|l| l.trim() == line), "{line}:\n{text}");
     }

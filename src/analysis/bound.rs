@@ -3,58 +3,30 @@
 use syn::visit::Visit;
 use syn::{BinOp, Expr};
 
+use super::known::{self, List};
 use super::names;
 use super::values::{place_key, Locals, LoopFacts};
 use super::BoundKind;
 
-/// Calls that ask a clock whether time is up.
+/// Calls that ask a clock whether time is up: std's `Instant` methods (API, here), and
+/// `clock-checks` of the vocabulary.
 fn is_clock_call(name: &str) -> bool {
     matches!(
         name,
-        "elapsed"
-            | "duration_since"
-            | "saturating_duration_since"
-            | "checked_duration_since"
-            | "is_expired"
-            | "has_elapsed"
-            | "is_elapsed"
-            | "remaining"
-            | "time_left"
-            | "expired"
-            | "deadline_exceeded"
-    )
+        "elapsed" | "duration_since" | "saturating_duration_since" | "checked_duration_since"
+    ) || known::builtin().word(List::ClockChecks, name)
 }
 
-/// Calls that ask a schedule for the next wait (`None` when it is exhausted).
+/// Calls that ask a schedule for the next wait (`None` when it is exhausted): std's iterator
+/// and collections' (API, here), and `schedule-calls` of the vocabulary.
 pub fn is_schedule_call(name: &str) -> bool {
-    matches!(
-        name,
-        "next"
-            | "next_backoff"
-            | "next_delay"
-            | "next_retry"
-            | "next_interval"
-            | "pop"
-            | "pop_front"
-    )
+    matches!(name, "next" | "pop" | "pop_front") || known::builtin().word(List::ScheduleCalls, name)
 }
 
-/// Calls that ask an attempt budget whether another try is allowed.
+/// Calls that ask an attempt budget whether another try is allowed: `budget-checks` of the
+/// vocabulary, and std's `checked_sub` (API, here).
 fn is_limit_call(name: &str) -> bool {
-    matches!(
-        name,
-        "can_retry"
-            | "should_retry"
-            | "retries_left"
-            | "attempts_left"
-            | "has_attempts_left"
-            | "is_exhausted"
-            | "exhausted"
-            | "is_last_attempt"
-            | "give_up"
-            | "should_give_up"
-            | "checked_sub"
-    )
+    known::builtin().word(List::BudgetChecks, name) || name == "checked_sub"
 }
 
 /// Whether `guard` (an `if` condition, a match guard, a `while` condition) tests something that

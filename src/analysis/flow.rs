@@ -12,6 +12,7 @@
 
 use syn::{Block, Expr, Pat, Stmt};
 
+use super::known::{self, List};
 use super::names;
 use super::span::LineIndex;
 use super::status::StatusEval;
@@ -149,55 +150,11 @@ pub struct ErrorKinds {
 impl ErrorKinds {
     fn of(text: &str) -> Self {
         let t = text.to_ascii_lowercase().replace([' ', '_'], "");
+        let v = known::builtin();
         // A timeout or a reset alongside makes it ambiguous: the request may have been processed.
-        let ambiguous = [
-            "timeout",
-            "timedout",
-            "reset",
-            "aborted",
-            "brokenpipe",
-            "unexpectedeof",
-            "servererror",
-            "unavailable",
-            "isrequest",
-            "isbody",
-        ]
-        .iter()
-        .any(|w| t.contains(w));
-        let not_processed = !ambiguous
-            && [
-                "isconnect",
-                "connectionrefused",
-                "notconnected",
-                "40001",
-                "40p01",
-                "serializ",
-                "deadlock",
-                "queuefull",
-            ]
-            .iter()
-            .any(|w| t.contains(w));
-        let transient = not_processed
-            || [
-                "timeout",
-                "timedout",
-                "unavailable",
-                "transient",
-                "retryable",
-                "retriable",
-                "recoverable",
-                "servererror",
-                "connectionreset",
-                "connectionaborted",
-                "brokenpipe",
-                "toomany",
-                "throttl",
-                "temporar",
-                "isrequest",
-                "unexpectedeof",
-            ]
-            .iter()
-            .any(|w| t.contains(w));
+        let ambiguous = v.part_of(List::AmbiguousErrorWords, &t);
+        let not_processed = !ambiguous && v.part_of(List::NotProcessedErrorWords, &t);
+        let transient = not_processed || v.part_of(List::TransientErrorWords, &t);
         ErrorKinds {
             transient,
             not_processed,
@@ -899,13 +856,17 @@ impl<'a, 'c> Flow<'a, 'c> {
             Expr::Unary(u) if matches!(u.op, syn::UnOp::Not(_)) => {
                 self.limit_side(&u.expr).map(|b| !b)
             }
-            Expr::MethodCall(m) => match m.method.to_string().as_str() {
-                "is_exhausted" | "exhausted" | "is_last_attempt" | "give_up" | "should_give_up" => {
+            Expr::MethodCall(m) => {
+                let name = m.method.to_string();
+                let v = known::builtin();
+                if v.word(List::ExhaustedChecks, &name) {
                     Some(true)
+                } else if v.word(List::AttemptsLeftChecks, &name) {
+                    Some(false)
+                } else {
+                    None
                 }
-                "can_retry" | "has_attempts_left" => Some(false),
-                _ => None,
-            },
+            }
             Expr::Binary(b) => {
                 // The counter of a comparison: a place the loop steps, else a name like one
                 // (`attempt < max_retries`: `attempt`, although both read like counters).
@@ -918,7 +879,8 @@ impl<'a, 'c> Flow<'a, 'c> {
                         } else {
                             names::is_counter_name(n)
                                 && !names::is_time_name(n)
-                                && !n.to_ascii_lowercase().ends_with("_end")
+                                && !known::builtin()
+                                    .suffix_of(List::NotCounterSuffixes, &n.to_ascii_lowercase())
                         };
                         if found.is_none() && !is_call && hit {
                             found = Some(n.to_owned());
@@ -936,7 +898,7 @@ impl<'a, 'c> Flow<'a, 'c> {
                 // `retries_left > 0` counts down: its limit is reached going down.
                 let down = {
                     let n = counter.to_ascii_lowercase();
-                    n.contains("left") || n.contains("remaining") || self.counts_down(&counter)
+                    known::builtin().part_of(List::CountDownWords, &n) || self.counts_down(&counter)
                 };
                 let reached_when_greater = !down;
                 let side = match b.op {
@@ -991,13 +953,14 @@ impl<'a, 'c> Flow<'a, 'c> {
     fn mac(&mut self, mac: &'a syn::Macro, states: Vec<PathState>) -> Vec<PathState> {
         let name = names::last(&mac.path).unwrap_or_default();
         match name.as_str() {
-            "panic" | "unreachable" | "todo" | "unimplemented" | "bail" | "throw" => {
+            _ if known::builtin().word(List::FailingMacros, &name) => {
                 let failing = Self::refined(&states, Outcome::Failure, None, None);
                 self.record_exit(&failing);
                 Vec::new()
             }
             "ensure" => {
-                // ensure!(attempt < MAX, ..) leaves when the condition fails.
+                // ensure!(attempt < MAX, ..) leaves when the condition fails (anyhow's: its
+                // condition is read, so its name is API here, not vocabulary).
                 if let Ok(args) = mac.parse_body_with(
                     syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated,
                 ) {
@@ -1127,9 +1090,9 @@ impl<'a, 'c> Flow<'a, 'c> {
         // `match`/`if` that took it out of its `Err` (`let error = match send(..) { .. }`).
         let holds_error = place_key(&m.expr).is_some_and(|k| {
             let lower = k.to_ascii_lowercase();
-            lower == "e"
-                || lower.contains("err")
-                || lower.contains("fail")
+            let v = known::builtin();
+            v.word(List::ErrorNames, &lower)
+                || v.part_of(List::ErrorVariableWords, &lower)
                 || matches!(
                     self.status.locals.lets.get(&k).map(Vec::as_slice),
                     Some([Expr::Match(_) | Expr::If(_)])
@@ -1168,8 +1131,7 @@ impl<'a, 'c> Flow<'a, 'c> {
         // `match failed { None => .., Some(err) => .. }`: an optional error, or the reason to
         // go again (`retry_code = Some(e)` set from an error inside a successful reply).
         let optional_error = place_key(&m.expr).is_some_and(|k| {
-            let k = k.to_ascii_lowercase();
-            k.contains("err") || k.contains("fail") || k.contains("retry")
+            known::builtin().part_of(List::OptionalErrorWords, &k.to_ascii_lowercase())
         });
         for arm in &m.arms {
             let pat_o = pat_outcome(&arm.pat).or_else(|| {
@@ -1702,6 +1664,8 @@ pub fn operation_name(e: &Expr) -> Option<String> {
     match e {
         Expr::MethodCall(m) => {
             let n = m.method.to_string();
+            // Adapters of std, futures and anyhow that keep the operation's result: API, not
+            // vocabulary.
             if matches!(
                 n.as_str(),
                 "map_err"

@@ -267,20 +267,9 @@ impl<'a> Scanner<'a, '_> {
     }
 }
 
+/// Methods that set a request's header: `header-methods` of the vocabulary.
 fn is_header_method(name: &str) -> bool {
-    matches!(
-        name,
-        "header"
-            | "insert"
-            | "append"
-            | "header_str"
-            | "set_header"
-            | "add_header"
-            | "with_header"
-            | "set"
-            | "insert_header"
-            | "append_header"
-    )
+    crate::analysis::known::builtin().word(crate::analysis::known::List::HeaderMethods, name)
 }
 
 /// `x`, `&x`, `x.clone()`, `x.to_string()`, `x.as_str()`: the name passed.
@@ -305,7 +294,7 @@ fn passed_name(e: &Expr) -> Option<String> {
 
 fn receiver_is_rng(e: &Expr) -> bool {
     let t = names::text(e).to_ascii_lowercase();
-    t.contains("rng") || t.contains("alphanumeric") || t.contains("rand")
+    crate::analysis::known::builtin().part_of(crate::analysis::known::List::RngReceiverWords, &t)
 }
 
 fn header_name(e: &Expr) -> Option<String> {

@@ -7,6 +7,8 @@
 //! Each entry records when it decides something (a match), so that `tests/models.rs` can check
 //! that every entry is exercised by a fixture, and that the fixtures' findings change without it.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::OnceLock;
@@ -56,191 +58,325 @@ pub const MODEL_FILES: &[(&str, &str)] = &[
         "models/endpoints.toml",
         include_str!("../../models/endpoints.toml"),
     ),
+    (
+        "models/vocabulary.toml",
+        include_str!("../../models/vocabulary.toml"),
+    ),
 ];
 
-/// One list of a model or of `[extend]`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum List {
-    /// Functions (by path) that wait for the duration given as their first argument.
-    SleepFns,
-    /// Methods that wait for the duration given as their first argument.
-    SleepMethods,
-    /// Waits that block the thread.
-    BlockingSleeps,
-    /// Awaited methods that resolve after a wait of the callee's choosing.
-    WaitHandlers,
-    /// Crates whose every path is random.
-    RandomCrates,
-    /// Functions, methods and types whose value is random (by name, any case).
-    RandomSources,
-    /// Methods of a random generator that give a value usable as a key.
-    RandomKeyMethods,
-    /// Functions that make a fresh unique value.
-    KeyConstructors,
-    /// Macros that make a fresh unique value.
-    KeyMacros,
-    /// Methods or fields that hold an HTTP status.
-    StatusAccessors,
-    /// Crates whose growing backoff strategies are jittered by default.
-    JitteredCrates,
-    /// Methods that ask a backoff strategy object for its next wait.
-    NextWaitMethods,
-    /// Functions of retry crates that run an operation again after any error it returns (no
-    /// classifier given).
-    EveryErrorRunners,
-    /// Macros whose body is a block of statements run as async code (`stream! { .. }`).
-    BlockMacros,
-    /// Awaited calls that resume without waiting for anything (`tokio::task::yield_now`): on a
-    /// retry's path they leave no doubt that it goes round at once.
-    NoWaits,
-    /// Crates of message brokers: a publish on a value whose type resolves to one of them sends
-    /// a message again when resent.
-    MessagingCrates,
-    /// Calls (by crate and method) whose `Err` carries every HTTP status from 400: retrying each
-    /// of their errors retries client errors.
-    StatusErrorCalls,
-    /// Attribute macros of other crates that make a function retry its body.
-    RetryAttributes,
-    /// Constructors of this project's own retry wrappers (`RetryLayer::new`), compliant by
-    /// construction like `#[retryable]`: a function that makes one retries.
-    CompliantRetries,
-    /// Types whose connections reach only this machine (Unix-domain sockets, named pipes): a
-    /// loop that waits for one to connect waits for something local.
-    LocalEndpoints,
+/// Declares the lists: the [`List`] enum (in [`List::ALL`]'s order), each list's key, and
+/// [`RawExtensions`], the lists as written in a model file or an `[extend]` table.
+macro_rules! lists {
+    (
+        paths { $( $(#[$pdoc:meta])* $pvariant:ident = $pkey:literal, $pfield:ident; )* }
+        vocabulary { $( $(#[$vdoc:meta])* $vvariant:ident = $vkey:literal, $vfield:ident; )* }
+    ) => {
+        /// One list of a model or of `[extend]`.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum List {
+            $( $(#[$pdoc])* $pvariant, )*
+            $( $(#[$vdoc])* $vvariant, )*
+        }
+
+        impl List {
+            /// Every list, in the order of declaration (each at its own index).
+            pub const ALL: [List; [$($pkey,)* $($vkey,)*].len()] =
+                [$(List::$pvariant,)* $(List::$vvariant,)*];
+
+            /// How many lists are of paths (the first ones); the rest are vocabulary.
+            const PATHS: usize = [$($pkey,)*].len();
+
+            /// Its key in a model file and in `[extend]`.
+            #[must_use]
+            pub fn key(self) -> &'static str {
+                match self {
+                    $( List::$pvariant => $pkey, )*
+                    $( List::$vvariant => $vkey, )*
+                }
+            }
+        }
+
+        /// A model file or an `[extend]` table as written: every list optional, no other key.
+        #[derive(Debug, Default, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct RawExtensions {
+            $( #[serde(default, rename = $pkey)] $pfield: Vec<Spanned<String>>, )*
+            $( #[serde(default, rename = $vkey)] $vfield: Vec<Spanned<String>>, )*
+            /// Retry crates' policies (`[[policies]]`).
+            #[serde(default)]
+            policies: Vec<super::policy_model::RawPolicy>,
+        }
+
+        impl RawExtensions {
+            fn raw(&self, list: List) -> &[Spanned<String>] {
+                match list {
+                    $( List::$pvariant => &self.$pfield, )*
+                    $( List::$vvariant => &self.$vfield, )*
+                }
+            }
+        }
+    };
+}
+
+lists! {
+    paths {
+        /// Functions (by path) that wait for the duration given as their first argument.
+        SleepFns = "sleep-fns", sleep_fns;
+        /// Methods that wait for the duration given as their first argument.
+        SleepMethods = "sleep-methods", sleep_methods;
+        /// Waits that block the thread.
+        BlockingSleeps = "blocking-sleeps", blocking_sleeps;
+        /// Awaited methods that resolve after a wait of the callee's choosing.
+        WaitHandlers = "wait-handlers", wait_handlers;
+        /// Crates whose every path is random.
+        RandomCrates = "random-crates", random_crates;
+        /// Functions, methods and types whose value is random (by name, any case).
+        RandomSources = "random-sources", random_sources;
+        /// Methods of a random generator that give a value usable as a key.
+        RandomKeyMethods = "random-key-methods", random_key_methods;
+        /// Functions that make a fresh unique value.
+        KeyConstructors = "key-constructors", key_constructors;
+        /// Macros that make a fresh unique value.
+        KeyMacros = "key-macros", key_macros;
+        /// Methods or fields that hold an HTTP status.
+        StatusAccessors = "status-accessors", status_accessors;
+        /// Crates whose growing backoff strategies are jittered by default.
+        JitteredCrates = "jittered-crates", jittered_crates;
+        /// Methods that ask a backoff strategy object for its next wait.
+        NextWaitMethods = "next-wait-methods", next_wait_methods;
+        /// Functions of retry crates that run an operation again after any error it returns (no
+        /// classifier given).
+        EveryErrorRunners = "every-error-runners", every_error_runners;
+        /// Macros whose body is a block of statements run as async code (`stream! { .. }`).
+        BlockMacros = "block-macros", block_macros;
+        /// Awaited calls that resume without waiting for anything (`tokio::task::yield_now`): on a
+        /// retry's path they leave no doubt that it goes round at once.
+        NoWaits = "no-waits", no_waits;
+        /// Crates of message brokers: a publish on a value whose type resolves to one of them sends
+        /// a message again when resent.
+        MessagingCrates = "messaging-crates", messaging_crates;
+        /// Calls (by crate and method) whose `Err` carries every HTTP status from 400: retrying each
+        /// of their errors retries client errors.
+        StatusErrorCalls = "status-error-calls", status_error_calls;
+        /// Attribute macros of other crates that make a function retry its body.
+        RetryAttributes = "retry-attributes", retry_attributes;
+        /// Constructors of this project's own retry wrappers (`RetryLayer::new`), compliant by
+        /// construction like `#[retryable]`: a function that makes one retries.
+        CompliantRetries = "compliant-retries", compliant_retries;
+        /// Types whose connections reach only this machine (Unix-domain sockets, named pipes): a
+        /// loop that waits for one to connect waits for something local.
+        LocalEndpoints = "local-endpoints", local_endpoints;
+    }
+    // Vocabulary (`models/vocabulary.toml`): words of project code's names, each list read by
+    // one predicate of `names.rs` (which says how it is matched: a whole name, a word of it, a
+    // part of it).
+    vocabulary {
+        /// Words of an operation's name that make it a request to a service.
+        RemoteOperationWords = "remote-operation-words", remote_operation_words;
+        /// Whole operation names that are requests to a service.
+        RemoteOperations = "remote-operations", remote_operations;
+        /// Operation names that act on the machine (a file, a lock, a channel), not a service.
+        LocalOperations = "local-operations", local_operations;
+        /// Words of a receiver or argument that name a client of a service.
+        ClientWords = "client-words", client_words;
+        /// Words of an operation's name that make it a whole session.
+        SessionWords = "session-words", session_words;
+        /// Beginnings of a word of an operation's name that make it a whole session.
+        SessionWordStems = "session-word-stems", session_word_stems;
+        /// Words of an operation's name that make it a single exchange, not a session.
+        SingleExchangeWords = "single-exchange-words", single_exchange_words;
+        /// Calls that receive the next thing a peer sends.
+        ReceiveOperations = "receive-operations", receive_operations;
+        /// Error names that mean "not ready yet, ask again".
+        ReadinessErrors = "readiness-errors", readiness_errors;
+        /// Operations looped over for contention or readiness, not retried.
+        SpinOperations = "spin-operations", spin_operations;
+        /// Operations that talk to another process.
+        IoOperations = "io-operations", io_operations;
+        /// Parts of a variable's name that make it count or limit attempts.
+        CounterWords = "counter-words", counter_words;
+        /// Parts of a name that make it about time (a deadline, an elapsed time).
+        TimeWords = "time-words", time_words;
+        /// Whole names that are about time.
+        TimeNames = "time-names", time_names;
+        /// Parts of a name that make a loop read as a retry.
+        RetryWords = "retry-words", retry_words;
+        /// Parts of a predicate's name that say a failure is worth another attempt.
+        RetryPredicateWords = "retry-predicate-words", retry_predicate_words;
+        /// Beginnings of a predicate's name that say a failure is worth another attempt.
+        RetryPredicatePrefixes = "retry-predicate-prefixes", retry_predicate_prefixes;
+        /// Whole predicate names that say a failure is worth another attempt.
+        RetryPredicates = "retry-predicates", retry_predicates;
+        /// Variable names that hold a verdict that the attempt is worth another.
+        RetryVerdictNames = "retry-verdict-names", retry_verdict_names;
+        /// Words of a function's name that make it restore a lost connection.
+        ReconnectWords = "reconnect-words", reconnect_words;
+        /// Parts of an error variant's name that say a budget was used up.
+        UsedUpWords = "used-up-words", used_up_words;
+        /// Parts of a used-up error variant's name that say the budget was time.
+        TimeUpWords = "time-up-words", time_up_words;
+        /// Methods that hand out the next of a set of alternatives.
+        AlternativePickers = "alternative-pickers", alternative_pickers;
+        /// Beginnings of a method's name that hand out the next of a set of alternatives.
+        AlternativePickerPrefixes = "alternative-picker-prefixes", alternative_picker_prefixes;
+        /// Parts of a function's name that make it a wait of unknown length.
+        WaitWords = "wait-words", wait_words;
+        /// Parts of a name beginning with `wait` that make it a retry's wait.
+        WaitQualifiers = "wait-qualifiers", wait_qualifiers;
+        /// Parts of a function's name that make it compute a wait rather than wait.
+        NotWaitWords = "not-wait-words", not_wait_words;
+        /// Beginnings of a function's name that make it compute a wait rather than wait.
+        NotWaitPrefixes = "not-wait-prefixes", not_wait_prefixes;
+        /// Parts of a name that make its value random.
+        RandomWords = "random-words", random_words;
+        /// Beginnings of a name that make its value random.
+        RandomNamePrefixes = "random-name-prefixes", random_name_prefixes;
+        /// Ends of a name that make its value random.
+        RandomNameSuffixes = "random-name-suffixes", random_name_suffixes;
+        /// Parts of a path segment (any case) that make it a crate of randomness.
+        RandomRootWords = "random-root-words", random_root_words;
+        /// Parts of a name that make it hold a delay learnt from the server.
+        ServerDelayWords = "server-delay-words", server_delay_words;
+        /// Parts of a name that make it an idempotency key beyond doubt.
+        StrongKeyWords = "strong-key-words", strong_key_words;
+        /// Parts of a field's or builder method's name that make it an idempotency or request key.
+        KeyWords = "key-words", key_words;
+        /// Whole field or builder method names that are an idempotency key.
+        KeyNames = "key-names", key_names;
+        /// Words of an expression that make it read like an HTTP status.
+        StatusWords = "status-words", status_words;
+        /// Parts of a type's name that make it a backoff strategy.
+        StrategyTypeWords = "strategy-type-words", strategy_type_words;
+        /// Parts of a strategy type's name that make its waits jittered (and growing).
+        JitteredStrategyWords = "jittered-strategy-words", jittered_strategy_words;
+        /// Parts of a strategy type's name that make its waits grow.
+        GrowingStrategyWords = "growing-strategy-words", growing_strategy_words;
+        /// Parts of a strategy type's name that make its waits constant.
+        ConstantStrategyWords = "constant-strategy-words", constant_strategy_words;
+        /// Parts of the initialiser of a POST's target variable that make the POST a read.
+        ReadTargetWords = "read-target-words", read_target_words;
+        /// Parts of a POST's target that make it a read rather than a write.
+        ReadPostWords = "read-post-words", read_post_words;
+        /// Parts of a function's name that make it mint a credential (safe to repeat).
+        CredentialWords = "credential-words", credential_words;
+        /// Parts of a receiver's text that make it a queue or a log.
+        QueueWords = "queue-words", queue_words;
+        /// Methods that send a message whatever their receiver.
+        SendingMethods = "sending-methods", sending_methods;
+        /// Methods that send a message when called on a queue.
+        PublishMethods = "publish-methods", publish_methods;
+        /// Methods that send a message when called on a queue with something to send.
+        QueueSendMethods = "queue-send-methods", queue_send_methods;
+        /// Methods that run a SQL statement given as their first argument or at their chain's start.
+        StatementMethods = "statement-methods", statement_methods;
+        /// Functions that start a chain with a SQL statement.
+        SqlQueryFns = "sql-query-fns", sql_query_fns;
+        /// Parts of an error test's text that leave open whether the request was processed.
+        AmbiguousErrorWords = "ambiguous-error-words", ambiguous_error_words;
+        /// Parts of an error test's text that say the request was not processed.
+        NotProcessedErrorWords = "not-processed-error-words", not_processed_error_words;
+        /// Parts of an error test's text that say the failure is transient.
+        TransientErrorWords = "transient-error-words", transient_error_words;
+        /// Methods whose truth says the attempts are used up.
+        ExhaustedChecks = "exhausted-checks", exhausted_checks;
+        /// Methods whose truth says attempts are left.
+        AttemptsLeftChecks = "attempts-left-checks", attempts_left_checks;
+        /// Ends of a counter-like name that make it a time instead.
+        NotCounterSuffixes = "not-counter-suffixes", not_counter_suffixes;
+        /// Parts of a counter's name that make it count down.
+        CountDownWords = "count-down-words", count_down_words;
+        /// Macros that leave with a failure.
+        FailingMacros = "failing-macros", failing_macros;
+        /// Whole names of a variable that holds an error.
+        ErrorNames = "error-names", error_names;
+        /// Parts of a variable's name that make it hold an error.
+        ErrorVariableWords = "error-variable-words", error_variable_words;
+        /// Parts of a `match`'s scrutinee that make it an optional error or a reason to go again.
+        OptionalErrorWords = "optional-error-words", optional_error_words;
+        /// Beginnings of a word of a parameter's name that make it other than an attempt count.
+        NotAttemptWordStems = "not-attempt-word-stems", not_attempt_word_stems;
+        /// Whole parameter names of an attempt count.
+        AttemptParamNames = "attempt-param-names", attempt_param_names;
+        /// Parts of a parameter's name that make it an attempt count.
+        AttemptParamWords = "attempt-param-words", attempt_param_words;
+        /// Parts of a function's name that make it compute an attempt's or a thing's lifetime.
+        LifetimeWords = "lifetime-words", lifetime_words;
+        /// Parts of a function's name that make its number or time a wait.
+        WaitFnWords = "wait-fn-words", wait_fn_words;
+        /// Ends of a function's name that make its number or time a wait.
+        WaitTimeSuffixes = "wait-time-suffixes", wait_time_suffixes;
+        /// Words of a policy's field name that make it a wait.
+        WaitFieldWords = "wait-field-words", wait_field_words;
+        /// Words of a policy's field name that make it jitter.
+        JitterFieldWords = "jitter-field-words", jitter_field_words;
+        /// Words of a policy's field name that make it the growth.
+        GrowthFieldWords = "growth-field-words", growth_field_words;
+        /// Whole policy field names that are the growth.
+        GrowthFieldNames = "growth-field-names", growth_field_names;
+        /// Words of a policy's field name that make it a deadline.
+        DeadlineFieldWords = "deadline-field-words", deadline_field_words;
+        /// Words of a wait field's name that make it the cap.
+        WaitCapFieldWords = "wait-cap-field-words", wait_cap_field_words;
+        /// Whole policy field names that are the cap.
+        CapFieldNames = "cap-field-names", cap_field_names;
+        /// Words of a policy's field name that make it the attempt limit.
+        AttemptLimitFieldWords = "attempt-limit-field-words", attempt_limit_field_words;
+        /// Words of a policy's field name that make it a maximum (of attempts, with one below).
+        MaxFieldWords = "max-field-words", max_field_words;
+        /// Words of a maximum's field name that make it of attempts.
+        AttemptFieldWords = "attempt-field-words", attempt_field_words;
+        /// Words of a policy's field name that make it the strategy.
+        StrategyFieldWords = "strategy-field-words", strategy_field_words;
+        /// Whole policy field names that are the strategy.
+        StrategyFieldNames = "strategy-field-names", strategy_field_names;
+        /// Whole policy field names that are the first wait.
+        DelayFieldNames = "delay-field-names", delay_field_names;
+        /// Words of a policy's field name that make it the cap (of anything).
+        CapFieldWords = "cap-field-words", cap_field_words;
+        /// Words of a file that draw a random number in it.
+        RandomFileWords = "random-file-words", random_file_words;
+        /// Parts of a type's name that make it a retry policy.
+        PolicyTypeWords = "policy-type-words", policy_type_words;
+        /// Parts of a type's name that make it a retry's state or its errors, not a policy.
+        NotPolicyTypeWords = "not-policy-type-words", not_policy_type_words;
+        /// Parts of a variant's or type's name that make its waits grow.
+        GrowingVariantWords = "growing-variant-words", growing_variant_words;
+        /// Parts of a variant's or type's name that make its waits constant.
+        ConstantVariantWords = "constant-variant-words", constant_variant_words;
+        /// Methods that ask a clock whether time is up.
+        ClockChecks = "clock-checks", clock_checks;
+        /// Methods that ask a schedule for the next wait.
+        ScheduleCalls = "schedule-calls", schedule_calls;
+        /// Methods that ask an attempt budget whether another try is allowed.
+        BudgetChecks = "budget-checks", budget_checks;
+        /// Methods that set a request's header.
+        HeaderMethods = "header-methods", header_methods;
+        /// Parts of a receiver's text that make it a random generator.
+        RngReceiverWords = "rng-receiver-words", rng_receiver_words;
+        /// Whole operation names that log in again or refresh a token.
+        ReauthOperations = "reauth-operations", reauth_operations;
+        /// Parts of an operation's name that make it wait up to a given time.
+        TimedOperationWords = "timed-operation-words", timed_operation_words;
+        /// Parts of a collection's text that make it a set of statuses.
+        StatusCollectionWords = "status-collection-words", status_collection_words;
+    }
 }
 
 impl List {
-    /// Every list, in the order of [`Extensions::list`].
-    pub const ALL: [List; 20] = [
-        List::SleepFns,
-        List::SleepMethods,
-        List::BlockingSleeps,
-        List::WaitHandlers,
-        List::RandomCrates,
-        List::RandomSources,
-        List::RandomKeyMethods,
-        List::KeyConstructors,
-        List::KeyMacros,
-        List::StatusAccessors,
-        List::JitteredCrates,
-        List::NextWaitMethods,
-        List::EveryErrorRunners,
-        List::BlockMacros,
-        List::NoWaits,
-        List::MessagingCrates,
-        List::StatusErrorCalls,
-        List::RetryAttributes,
-        List::CompliantRetries,
-        List::LocalEndpoints,
-    ];
-
-    /// Its key in a model file and in `[extend]`.
-    #[must_use]
-    pub fn key(self) -> &'static str {
-        match self {
-            List::SleepFns => "sleep-fns",
-            List::SleepMethods => "sleep-methods",
-            List::BlockingSleeps => "blocking-sleeps",
-            List::WaitHandlers => "wait-handlers",
-            List::RandomCrates => "random-crates",
-            List::RandomSources => "random-sources",
-            List::RandomKeyMethods => "random-key-methods",
-            List::KeyConstructors => "key-constructors",
-            List::KeyMacros => "key-macros",
-            List::StatusAccessors => "status-accessors",
-            List::JitteredCrates => "jittered-crates",
-            List::NextWaitMethods => "next-wait-methods",
-            List::EveryErrorRunners => "every-error-runners",
-            List::BlockMacros => "block-macros",
-            List::NoWaits => "no-waits",
-            List::MessagingCrates => "messaging-crates",
-            List::StatusErrorCalls => "status-error-calls",
-            List::RetryAttributes => "retry-attributes",
-            List::CompliantRetries => "compliant-retries",
-            List::LocalEndpoints => "local-endpoints",
-        }
-    }
-
     fn index(self) -> usize {
-        List::ALL.iter().position(|l| *l == self).unwrap_or(0)
+        self as usize
     }
-}
 
-/// A model file or an `[extend]` table as written: every list optional, no other key.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct RawExtensions {
-    #[serde(default)]
-    sleep_fns: Vec<Spanned<String>>,
-    #[serde(default)]
-    sleep_methods: Vec<Spanned<String>>,
-    #[serde(default)]
-    blocking_sleeps: Vec<Spanned<String>>,
-    #[serde(default)]
-    wait_handlers: Vec<Spanned<String>>,
-    #[serde(default)]
-    random_crates: Vec<Spanned<String>>,
-    #[serde(default)]
-    random_sources: Vec<Spanned<String>>,
-    #[serde(default)]
-    random_key_methods: Vec<Spanned<String>>,
-    #[serde(default)]
-    key_constructors: Vec<Spanned<String>>,
-    #[serde(default)]
-    key_macros: Vec<Spanned<String>>,
-    #[serde(default)]
-    status_accessors: Vec<Spanned<String>>,
-    #[serde(default)]
-    jittered_crates: Vec<Spanned<String>>,
-    #[serde(default)]
-    next_wait_methods: Vec<Spanned<String>>,
-    #[serde(default)]
-    every_error_runners: Vec<Spanned<String>>,
-    #[serde(default)]
-    block_macros: Vec<Spanned<String>>,
-    #[serde(default)]
-    no_waits: Vec<Spanned<String>>,
-    #[serde(default)]
-    messaging_crates: Vec<Spanned<String>>,
-    #[serde(default)]
-    status_error_calls: Vec<Spanned<String>>,
-    #[serde(default)]
-    retry_attributes: Vec<Spanned<String>>,
-    #[serde(default)]
-    compliant_retries: Vec<Spanned<String>>,
-    #[serde(default)]
-    local_endpoints: Vec<Spanned<String>>,
-    /// Retry crates' policies (`[[policies]]`).
-    #[serde(default)]
-    policies: Vec<super::policy_model::RawPolicy>,
+    /// Whether it is a list of the vocabulary (`models/vocabulary.toml`): words of project
+    /// code's names, checked as a whole by `tests/models.rs`, rather than paths of other crates'
+    /// items, checked entry by entry.
+    #[must_use]
+    pub fn is_vocabulary(self) -> bool {
+        self.index() >= List::PATHS
+    }
 }
 
 impl RawExtensions {
-    fn raw(&self, list: List) -> &[Spanned<String>] {
-        match list {
-            List::SleepFns => &self.sleep_fns,
-            List::SleepMethods => &self.sleep_methods,
-            List::BlockingSleeps => &self.blocking_sleeps,
-            List::WaitHandlers => &self.wait_handlers,
-            List::RandomCrates => &self.random_crates,
-            List::RandomSources => &self.random_sources,
-            List::RandomKeyMethods => &self.random_key_methods,
-            List::KeyConstructors => &self.key_constructors,
-            List::KeyMacros => &self.key_macros,
-            List::StatusAccessors => &self.status_accessors,
-            List::JitteredCrates => &self.jittered_crates,
-            List::NextWaitMethods => &self.next_wait_methods,
-            List::EveryErrorRunners => &self.every_error_runners,
-            List::BlockMacros => &self.block_macros,
-            List::NoWaits => &self.no_waits,
-            List::MessagingCrates => &self.messaging_crates,
-            List::StatusErrorCalls => &self.status_error_calls,
-            List::RetryAttributes => &self.retry_attributes,
-            List::CompliantRetries => &self.compliant_retries,
-            List::LocalEndpoints => &self.local_endpoints,
-        }
-    }
-
     /// The lists, each entry checked to be a Rust path (`crate::time::pause`, `pause`). The error
     /// is the byte range of the bad entry in its file and why.
     ///
@@ -251,7 +387,16 @@ impl RawExtensions {
         for list in List::ALL {
             let mut entries = Vec::new();
             for entry in self.raw(list) {
-                if !is_rust_path(entry.get_ref()) {
+                if list.is_vocabulary() && !is_word(entry.get_ref()) {
+                    return Err((
+                        entry.span(),
+                        format!(
+                            "`{}` is not a word such as `retry` or `request_id` (letters, digits and `_`)",
+                            entry.get_ref()
+                        ),
+                    ));
+                }
+                if !list.is_vocabulary() && !is_rust_path(entry.get_ref()) {
                     return Err((
                         entry.span(),
                         format!(
@@ -262,13 +407,20 @@ impl RawExtensions {
                 }
                 entries.push(entry.get_ref().clone());
             }
-            *ext.list_mut(list) = entries;
+            if !entries.is_empty() {
+                *ext.list_mut(list) = entries;
+            }
         }
         for policy in &self.policies {
             ext.policies.push(policy.to_model()?);
         }
         Ok(ext)
     }
+}
+
+/// A word of the vocabulary: letters, digits and `_` (`retry`, `next_`, `s3`, `40001`).
+fn is_word(text: &str) -> bool {
+    !text.is_empty() && text.chars().all(|c| c.is_alphanumeric() || c == '_')
 }
 
 /// A path (`a::b::c`, `::a`, `c`) of identifiers.
@@ -299,6 +451,9 @@ pub struct Entry {
 #[derive(Debug)]
 pub struct Models {
     lists: Vec<Vec<Entry>>,
+    /// Each list's entries by their text (the first of equal ones): a vocabulary word is looked
+    /// up, not searched for.
+    by_text: Vec<HashMap<String, usize>>,
     /// Retry crates' policies, each with the file it is written in and a record of which of
     /// its parts (see [`PolicyModel::parts`]) decided something.
     policies: Vec<(PolicyModel, &'static str, Vec<AtomicBool>)>,
@@ -310,6 +465,67 @@ static DISABLED: AtomicU64 = AtomicU64::new(0);
 
 fn disabled_code(list: List, i: usize) -> u64 {
     ((list.index() as u64) << 32 | i as u64) + 1
+}
+
+/// The index that stands for every entry of a list in [`disabled_code`].
+const WHOLE_LIST: usize = u32::MAX as usize;
+
+/// Whether entry `i` of `list` is disabled (on its own, or with its whole list).
+fn is_disabled(list: List, i: usize) -> bool {
+    let disabled = DISABLED.load(Ordering::Relaxed);
+    disabled != 0
+        && (disabled == disabled_code(list, i) || disabled == disabled_code(list, WHOLE_LIST))
+}
+
+/// Records that an entry decided something (written once: the flag is read by every thread).
+fn record(entry: &Entry) {
+    if !entry.hit.load(Ordering::Relaxed) {
+        entry.hit.store(true, Ordering::Relaxed);
+    }
+}
+
+thread_local! {
+    /// The vocabulary lists of the team's `[extend]` for the file analysed on this thread (see
+    /// [`TeamVocabulary`]), by list index; empty for none.
+    static TEAM: RefCell<Vec<Vec<String>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Whether a word of the team's own `list` is accepted by `found`.
+fn team_has(list: List, found: impl Fn(&str) -> bool) -> bool {
+    TEAM.with(|team| {
+        team.borrow()
+            .get(list.index())
+            .is_some_and(|words| words.iter().any(|w| found(w)))
+    })
+}
+
+/// The team's vocabulary (the vocabulary lists of its `[extend]`), known to the predicates of
+/// this thread for as long as it is held: they are read by free functions that are not given
+/// the configuration. Dropping it brings back what was known before.
+#[must_use = "the team's vocabulary is known only while this is held"]
+pub struct TeamVocabulary {
+    before: Vec<Vec<String>>,
+}
+
+impl TeamVocabulary {
+    /// Makes `ext`'s vocabulary lists known on this thread.
+    pub fn enter(ext: &Extensions) -> Self {
+        let lists: Vec<Vec<String>> = if ext.vocabulary.is_empty() {
+            Vec::new()
+        } else {
+            List::ALL.iter().map(|&l| ext.list(l).to_vec()).collect()
+        };
+        TeamVocabulary {
+            before: TEAM.with(|team| team.replace(lists)),
+        }
+    }
+}
+
+impl Drop for TeamVocabulary {
+    fn drop(&mut self) {
+        let before = std::mem::take(&mut self.before);
+        TEAM.with(|team| *team.borrow_mut() = before);
+    }
 }
 
 /// The code of part `part` of policy `i` (beyond every list's).
@@ -368,7 +584,21 @@ impl Models {
                 policies.push((policy, *file, hits));
             }
         }
-        Ok(Models { lists, policies })
+        let by_text = lists
+            .iter()
+            .map(|entries| {
+                let mut by_text = HashMap::with_capacity(entries.len());
+                for (i, e) in entries.iter().enumerate() {
+                    by_text.entry(e.text.clone()).or_insert(i);
+                }
+                by_text
+            })
+            .collect();
+        Ok(Models {
+            lists,
+            by_text,
+            policies,
+        })
     }
 
     /// The entries of one list.
@@ -380,11 +610,68 @@ impl Models {
     /// The first entry of `list` that `found` accepts and is not disabled; it is recorded as
     /// used.
     fn find(&self, list: List, found: impl Fn(&Entry) -> bool) -> Option<&Entry> {
-        let (_, entry) = self.entries(list).iter().enumerate().find(|(i, e)| {
-            found(e) && DISABLED.load(Ordering::Relaxed) != disabled_code(list, *i)
-        })?;
-        entry.hit.store(true, Ordering::Relaxed);
+        let (_, entry) = self
+            .entries(list)
+            .iter()
+            .enumerate()
+            .find(|(i, e)| found(e) && !is_disabled(list, *i))?;
+        record(entry);
         Some(entry)
+    }
+
+    /// Whether `name` is a word of the vocabulary list `list`, built in or the team's: a look-up.
+    #[must_use]
+    pub fn word(&self, list: List, name: &str) -> bool {
+        if let Some(&i) = self.by_text[list.index()].get(name) {
+            if !is_disabled(list, i) {
+                record(&self.lists[list.index()][i]);
+                return true;
+            }
+        }
+        team_has(list, |w| w == name)
+    }
+
+    /// Whether a word of the vocabulary list `list` is part of `text`.
+    #[must_use]
+    pub fn part_of(&self, list: List, text: &str) -> bool {
+        self.vocabulary_any(list, |w| text.contains(w))
+    }
+
+    /// Whether a word of the vocabulary list `list` is part of `text`, ignoring ASCII case.
+    #[must_use]
+    pub fn part_of_any_case(&self, list: List, text: &str) -> bool {
+        self.vocabulary_any(list, |w| {
+            !w.is_empty()
+                && text
+                    .as_bytes()
+                    .windows(w.len())
+                    .any(|t| t.eq_ignore_ascii_case(w.as_bytes()))
+        })
+    }
+
+    /// Whether `text` begins with a word of the vocabulary list `list`.
+    #[must_use]
+    pub fn prefix_of(&self, list: List, text: &str) -> bool {
+        self.vocabulary_any(list, |w| text.starts_with(w))
+    }
+
+    /// Whether `text` ends with a word of the vocabulary list `list`.
+    #[must_use]
+    pub fn suffix_of(&self, list: List, text: &str) -> bool {
+        self.vocabulary_any(list, |w| text.ends_with(w))
+    }
+
+    /// Whether `found` accepts a word of `list` (the first, in order, is recorded), built in or
+    /// the team's. The lists searched this way are short (a dozen words): as many comparisons
+    /// as the chain of `contains` they replace.
+    fn vocabulary_any(&self, list: List, found: impl Fn(&str) -> bool) -> bool {
+        for (i, e) in self.entries(list).iter().enumerate() {
+            if found(&e.text) && !is_disabled(list, i) {
+                record(e);
+                return true;
+            }
+        }
+        team_has(list, found)
     }
 
     /// The entry of `list` that a resolved path ends with (`Delay::new` for
@@ -481,6 +768,12 @@ impl Models {
         Self::without_code(disabled_policy_code(i, part), f)
     }
 
+    /// Runs `f` with every entry of `list` unknown to the analysis, on every thread (for the
+    /// test that each vocabulary list matters; not for concurrent use).
+    pub fn without_list<R>(list: List, f: impl FnOnce() -> R) -> R {
+        Self::without_code(disabled_code(list, WHOLE_LIST), f)
+    }
+
     /// Runs `f` with entry `i` of `list` unknown to the analysis, on every thread (for the test
     /// that each entry matters; not for concurrent use).
     pub fn without<R>(list: List, i: usize, f: impl FnOnce() -> R) -> R {
@@ -565,9 +858,44 @@ mod tests {
             err,
             "models/x.toml:3: `not a path` is not a Rust path such as `crate::time::pause` or `pause`"
         );
+        let err = Models::load(&[("models/v.toml", "retry-words = [\"a::b\"]\n")]).unwrap_err();
+        assert_eq!(
+            err,
+            "models/v.toml:1: `a::b` is not a word such as `retry` or `request_id` (letters, digits and `_`)"
+        );
         let err = Models::load(&[("models/y.toml", "sleepfns = []\n")]).unwrap_err();
         assert!(err.starts_with("models/y.toml: "), "{err}");
         assert!(err.contains("unknown field `sleepfns`"), "{err}");
+    }
+
+    #[test]
+    fn every_list_is_at_its_own_index_paths_first() {
+        for (i, list) in List::ALL.iter().enumerate() {
+            assert_eq!(list.index(), i, "{list:?}");
+            assert_eq!(list.is_vocabulary(), i >= List::PATHS, "{list:?}");
+        }
+    }
+
+    #[test]
+    fn a_vocabulary_word_is_looked_up_and_the_team_adds_its_own() {
+        let models = Models::load(&[(
+            "models/v.toml",
+            "client-words = [\"client\", \"pool\"]\nretry-words = [\"retr\"]\n",
+        )])
+        .unwrap();
+        assert!(models.word(List::ClientWords, "pool"));
+        assert!(models.was_used(List::ClientWords, 1));
+        assert!(!models.word(List::ClientWords, "gateway"));
+        assert!(models.part_of(List::RetryWords, "with_retries"));
+        assert!(!models.prefix_of(List::RetryWords, "with_retries"));
+        let mut ext = Extensions::default();
+        *ext.list_mut(List::ClientWords) = vec!["gateway".to_owned()];
+        {
+            let _team = TeamVocabulary::enter(&ext);
+            assert!(models.word(List::ClientWords, "gateway"));
+            assert!(!models.word(List::RetryWords, "gateway"));
+        }
+        assert!(!models.word(List::ClientWords, "gateway"));
     }
 
     #[test]

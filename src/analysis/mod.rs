@@ -86,6 +86,9 @@ pub struct Extensions {
     pub local_endpoints: Vec<String>,
     /// Retry crates' policies (`[[extend.policies]]`), tried before the built-in ones.
     pub policies: Vec<policy_model::PolicyModel>,
+    /// Words added to the vocabulary lists (`models/vocabulary.toml`: `retry-words`,
+    /// `remote-operation-words`, ...), by list; only lists with words.
+    pub vocabulary: std::collections::BTreeMap<known::List, Vec<String>>,
 }
 
 impl Extensions {
@@ -114,6 +117,7 @@ impl Extensions {
             L::RetryAttributes => &self.retry_attributes,
             L::CompliantRetries => &self.compliant_retries,
             L::LocalEndpoints => &self.local_endpoints,
+            _ => self.vocabulary.get(&list).map_or(&[], Vec::as_slice),
         }
     }
 
@@ -141,6 +145,7 @@ impl Extensions {
             L::RetryAttributes => &mut self.retry_attributes,
             L::CompliantRetries => &mut self.compliant_retries,
             L::LocalEndpoints => &mut self.local_endpoints,
+            _ => self.vocabulary.entry(list).or_default(),
         }
     }
 

@@ -51,122 +51,72 @@ pub fn is_sleep_method(name: &str) -> bool {
 /// `wait_before_retry(..)`): taken as a wait of unknown length rather than no wait.
 pub fn is_wait_like_name(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
-    // A bare `wait` (a condvar, a child process, a parked thread) is not a retry's pause.
-    let waits = n.starts_with("wait")
-        && (n.contains("retry") || n.contains("backoff") || n.contains("interval"));
-    (n.contains("sleep") || n.contains("backoff") || n.contains("delay") || waits)
-        && !n.contains("next_")
-        && !n.starts_with("compute")
-        && !n.starts_with("calc")
-        && !n.starts_with("get_")
+    let v = known::builtin();
+    // A name beginning with `wait` is a retry's wait only with a qualifier (`wait-qualifiers`):
+    // a bare `wait` (a condvar, a child process, a parked thread) is not a retry's pause.
+    let waits = n.starts_with("wait") && v.part_of(List::WaitQualifiers, &n);
+    (v.part_of(List::WaitWords, &n) || waits)
+        && !v.part_of(List::NotWaitWords, &n)
+        && !v.prefix_of(List::NotWaitPrefixes, &n)
 }
 
 /// Paths and methods whose value is random.
 pub fn is_random_name(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
-    n.contains("rand")
-        || n.contains("jitter")
-        || n.ends_with("_rng")
-        || n.starts_with("rng_")
-        || known::builtin().name_any_case(List::RandomSources, name)
+    let v = known::builtin();
+    v.part_of(List::RandomWords, &n)
+        || v.suffix_of(List::RandomNameSuffixes, &n)
+        || v.prefix_of(List::RandomNamePrefixes, &n)
+        || v.name_any_case(List::RandomSources, name)
 }
 
 /// The receivers/roots of random numbers: a path segment naming a crate of randomness (rand,
 /// fastrand, getrandom, oorandom, `rand_chacha`, turborand, ...: all named for it) is random. A
 /// team's other crates are `random-crates` in `[extend]`.
 pub fn is_random_root(seg: &str) -> bool {
-    seg.as_bytes()
-        .windows(4)
-        .any(|w| w.eq_ignore_ascii_case(b"rand"))
+    known::builtin().part_of_any_case(List::RandomRootWords, seg)
 }
 
 /// Names under which code usually holds a delay learnt from the server.
 pub fn is_server_delay_name(name: &str) -> bool {
     let n = name.to_ascii_lowercase().replace('-', "_");
-    n.contains("retry_after")
-        || n.contains("retryafter")
-        || n.contains("ratelimit_reset")
-        || n.contains("rate_limit_reset")
-        || n.contains("x_ratelimit")
-        || n.contains("reset_after")
-        || n.contains("throttle")
-        || n.contains("backoff_hint")
-        || n.contains("server_delay")
-        || n.contains("wait_hint")
-        || n.contains("pushback")
+    known::builtin().part_of(List::ServerDelayWords, &n)
 }
 
 /// Names that say a variable counts attempts, or limits them.
 pub fn is_counter_name(name: &str) -> bool {
-    let n = name.to_ascii_lowercase();
-    n.contains("attempt")
-        || n.contains("retr")
-        || n.contains("tries")
-        || n.contains("try_count")
-        || n.contains("tried")
-        || n.contains("count")
-        || n.contains("max_")
-        || n.contains("limit")
-        || n.contains("remaining")
-        || n.contains("left")
-        || n.contains("budget")
+    known::builtin().part_of(List::CounterWords, &name.to_ascii_lowercase())
 }
 
 /// Names that say a value is about time: a deadline check, an elapsed time.
 pub fn is_time_name(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
-    n.contains("elapsed")
-        || n.contains("deadline")
-        || n.contains("timeout")
-        || n.contains("expire")
-        || n.contains("give_up")
-        || n.contains("until")
-        || n == "now"
-        || n.contains("duration_since")
-        || n.contains("instant")
-        || n.contains("time_left")
-        || n.contains("started")
-        || n.contains("start_time")
-        || n == "start"
-        || n.contains("max_wait")
-        || n.contains("max_elapsed")
-        || n.contains("total_wait")
-        || n.contains("waited")
+    let v = known::builtin();
+    v.part_of(List::TimeWords, &n) || v.word(List::TimeNames, &n)
 }
 
 /// Words that make a loop read as a retry even without a sleep or a counter.
 pub fn is_retry_word(name: &str) -> bool {
-    let n = name.to_ascii_lowercase();
-    n.contains("retry")
-        || n.contains("retries")
-        || n.contains("retrying")
-        || n.contains("attempt")
-        || n.contains("backoff")
-        || n.contains("back_off")
-        || n.contains("reconnect")
-        || n.contains("try_again")
-        || n.contains("tries")
+    known::builtin().part_of(List::RetryWords, &name.to_ascii_lowercase())
 }
 
 /// Predicates that say a failure is worth another attempt: `should_retry(..)`,
 /// `err.is_retryable()`, `is_transient(status)`.
 pub fn is_retry_predicate(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
-    n.starts_with("should_retry")
-        || n.contains("retryable")
-        || n.contains("retriable")
-        || n == "is_transient"
-        || n.starts_with("is_transient_")
-        || n == "is_temporary"
-        || n == "is_recoverable"
+    let v = known::builtin();
+    v.prefix_of(List::RetryPredicatePrefixes, &n)
+        || v.part_of(List::RetryPredicateWords, &n)
+        || v.word(List::RetryPredicates, &n)
 }
 
 /// A function that restores a lost connection (`reconnect`, `try_reconnect`,
 /// `reconnect_with_backoff`): it tries for as long as the connection is wanted, by design.
 pub fn is_reconnect_fn(name: &str) -> bool {
+    let v = known::builtin();
     name.to_ascii_lowercase()
         .split('_')
-        .any(|w| w == "reconnect" || w == "reconnecting")
+        .any(|w| v.word(List::ReconnectWords, w))
 }
 
 /// An operation that runs a whole session until it ends (a connection's lifetime, a
@@ -174,30 +124,11 @@ pub fn is_reconnect_fn(name: &str) -> bool {
 /// ends: `run`, `serve`, `reconcile_loop`, `watch_nodes`. Not a single request, receive or poll.
 pub fn is_session_operation(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
+    let v = known::builtin();
     let words: Vec<&str> = n.split('_').filter(|w| !w.is_empty()).collect();
-    let session = |w: &&str| {
-        matches!(
-            *w,
-            "run" | "serve" | "loop" | "watch" | "listen" | "supervise" | "session" | "worker"
-        ) || w.starts_with("reconcil")
-    };
-    let single = |w: &&str| {
-        matches!(
-            *w,
-            "recv"
-                | "receive"
-                | "next"
-                | "poll"
-                | "accept"
-                | "read"
-                | "get"
-                | "fetch"
-                | "send"
-                | "once"
-                | "step"
-                | "tick"
-        )
-    };
+    let session =
+        |w: &&str| v.word(List::SessionWords, w) || v.prefix_of(List::SessionWordStems, w);
+    let single = |w: &&str| v.word(List::SingleExchangeWords, w);
     words.iter().any(session) && !words.iter().any(single)
 }
 
@@ -206,23 +137,10 @@ pub fn is_session_operation(name: &str) -> bool {
 /// only awaited (a stream's), not an iterator's.
 pub fn is_receive_operation(name: &str, awaited: bool) -> bool {
     match name {
+        // `StreamExt::next`, `TryStreamExt::try_next` (futures): a stream's receive when
+        // awaited, an iterator's step when not. API of futures, not vocabulary.
         "next" | "try_next" => awaited,
-        _ => matches!(
-            name,
-            "recv"
-                | "recv_async"
-                | "receive"
-                | "next_message"
-                | "next_event"
-                | "message"
-                | "accept"
-                | "incoming"
-                | "decode"
-                | "read_frame"
-                | "read_message"
-                | "read_event"
-                | "read_line"
-        ),
+        _ => known::builtin().word(List::ReceiveOperations, name),
     }
 }
 
@@ -231,22 +149,11 @@ pub fn is_receive_operation(name: &str, awaited: bool) -> bool {
 /// the time (a deadline). `None`: it names something else.
 pub fn exhaustion_kind(text: &str) -> Option<super::BoundKind> {
     let t = text.to_ascii_lowercase().replace('_', "");
-    let used_up = [
-        "exhausted",
-        "exceeded",
-        "gaveup",
-        "giveup",
-        "outof",
-        "toomany",
-        "budget",
-    ];
-    if !used_up.iter().any(|w| t.contains(w)) {
+    let v = known::builtin();
+    if !v.part_of(List::UsedUpWords, &t) {
         return None;
     }
-    if ["deadline", "timebudget", "elapsed", "expired"]
-        .iter()
-        .any(|w| t.contains(w))
-    {
+    if v.part_of(List::TimeUpWords, &t) {
         Some(super::BoundKind::Deadline)
     } else {
         Some(super::BoundKind::Counter)
@@ -256,26 +163,22 @@ pub fn exhaustion_kind(text: &str) -> Option<super::BoundKind> {
 /// A method that hands out the next of a set of alternatives (an endpoint, a host, a slot):
 /// `next`, `pick_next`, `next_endpoint`, `pop_front`.
 pub fn is_next_alternative(name: &str) -> bool {
-    matches!(name, "next" | "pop" | "pop_front" | "pop_back" | "advance")
-        || name.starts_with("next_")
-        || name.starts_with("pick")
+    let v = known::builtin();
+    v.word(List::AlternativePickers, name) || v.prefix_of(List::AlternativePickerPrefixes, name)
 }
 
 /// A variable holding a classifier's verdict that the attempt failed and is worth another:
 /// `should_retry`, `retryable`, `need_retry`.
 pub fn is_retry_verdict_name(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
-    is_retry_predicate(&n)
-        || matches!(
-            n.as_str(),
-            "need_retry" | "needs_retry" | "retry_needed" | "must_retry" | "do_retry"
-        )
+    is_retry_predicate(&n) || known::builtin().word(List::RetryVerdictNames, &n)
 }
 
 /// Errors that mean "not ready yet, ask again" rather than "failed": loops over them are
 /// readiness polls or EINTR restarts, not retries.
 pub fn is_readiness_error(name: &str) -> bool {
     // A local resource not there yet: `ConnectionPoolEmpty`, `QueueFull`, `err.is_pool_empty()`.
+    // The shape of a name (a resource's emptiness or fullness), not a list of words.
     let local = (name.len() > 5 && (name.ends_with("Empty") || name.ends_with("Full")))
         // Not a collection's own `is_empty()`: a named resource's (`is_pool_empty`).
         || name.strip_prefix("is_").is_some_and(|rest| {
@@ -284,133 +187,17 @@ pub fn is_readiness_error(name: &str) -> bool {
                 .any(|s| rest.strip_suffix(s).is_some_and(|what| !what.is_empty()))
         })
         || name == "is_would_block";
-    local
-        || matches!(
-            name,
-            "WouldBlock"
-                | "Interrupted"
-                | "EINTR"
-                | "INTR"
-                | "AGAIN"
-                | "WOULDBLOCK"
-                | "EAGAIN"
-                | "EWOULDBLOCK"
-                | "Empty"
-                | "TryRecvError"
-                | "TryLockError"
-                | "TrySendError"
-                | "Full"
-                | "Pending"
-                | "NotReady"
-                | "Again"
-                | "Busy"
-                | "Lagged"
-        )
+    local || known::builtin().word(List::ReadinessErrors, name)
 }
 
 /// Operations whose failure means contention or "not ready", looped over without being retries.
 pub fn is_spin_operation(name: &str) -> bool {
-    matches!(
-        name,
-        "compare_exchange"
-            | "compare_exchange_weak"
-            | "compare_and_swap"
-            | "swap"
-            | "load"
-            | "try_unwrap"
-            | "get_mut"
-            | "poll_accept"
-            | "try_accept"
-            | "try_clone"
-            | "try_join"
-            | "try_from"
-            | "try_into"
-            | "parse"
-            | "from_str"
-            | "decode"
-            | "try_decode"
-            | "fetch_update"
-            | "try_lock"
-            | "try_read"
-            | "try_write"
-            | "try_borrow"
-            | "try_borrow_mut"
-            | "try_recv"
-            | "recv_timeout"
-            | "recv_deadline"
-            | "wait_timeout"
-            | "wait_timeout_ms"
-            | "wait_while"
-            | "park_timeout"
-            | "try_send"
-            | "try_submit"
-            | "try_enqueue"
-            | "try_append"
-            | "try_acquire"
-            | "try_acquire_owned"
-            | "try_next"
-            | "try_wait"
-            | "poll"
-            | "poll_next"
-            | "poll_ready"
-            | "accept"
-            | "recv"
-            | "recv_from"
-            | "read"
-            | "read_exact"
-            | "read_line"
-            | "next"
-            | "next_event"
-            | "try_reserve"
-            | "try_insert"
-            | "try_push"
-            | "try_pop"
-            | "steal"
-            | "pop"
-            | "select"
-    )
+    known::builtin().word(List::SpinOperations, name)
 }
 
 /// Operations that talk to another process: their failures are worth retrying.
 pub fn is_io_operation(name: &str) -> bool {
-    matches!(
-        name,
-        "connect"
-            | "connect_timeout"
-            | "send"
-            | "send_to"
-            | "request"
-            | "call"
-            | "execute"
-            | "query"
-            | "fetch"
-            | "get"
-            | "post"
-            | "put"
-            | "patch"
-            | "delete"
-            | "open"
-            | "lookup"
-            | "lookup_host"
-            | "resolve"
-            | "publish"
-            | "upload"
-            | "download"
-            | "invoke"
-            | "dial"
-            | "handshake"
-            | "login"
-            | "authenticate"
-            | "bind"
-            | "subscribe"
-            | "send_request"
-            | "get_object"
-            | "put_object"
-            | "write_all"
-            | "flush"
-            | "sync"
-            | "commit"
-    )
+    known::builtin().word(List::IoOperations, name)
 }
 
 /// The display name of a key constructor (`key-constructors` of the models), when `full` (a
@@ -454,29 +241,15 @@ pub fn is_random_key_method(name: &str) -> bool {
 /// field or builder argument of a request ([`is_key_name`]).
 pub fn is_strong_key_name(name: &str) -> bool {
     let n = name.to_ascii_lowercase().replace('-', "_");
-    n.contains("idempoten")
-        || n.contains("dedup")
-        || n.contains("client_token")
-        || n.contains("client_request_token")
-        || n.contains("clienttoken")
-        || n.contains("idem_key")
+    known::builtin().part_of(List::StrongKeyWords, &n)
 }
 
 /// Whether a name (field, builder method) says it holds an idempotency or request key.
 pub fn is_key_name(name: &str) -> bool {
     let n = name.to_ascii_lowercase().replace('-', "_");
     let n = n.trim_start_matches("x_");
-    n.contains("idempoten")
-        || n.contains("dedup")
-        || n.contains("request_id")
-        || n.contains("requestid")
-        || n.contains("req_id")
-        || n.contains("client_token")
-        || n.contains("client_request_token")
-        || n.contains("clienttoken")
-        || n.contains("request_token")
-        || n.contains("operation_id")
-        || n == "idem_key"
+    let v = known::builtin();
+    v.part_of(List::KeyWords, n) || v.word(List::KeyNames, n)
 }
 
 /// The codes of the `http::StatusCode` associated constants, and of the same reason phrases
@@ -500,6 +273,8 @@ pub fn status_const(name: &str) -> Option<u16> {
     })
 }
 
+/// HTTP's status codes under their standard reason phrases (RFC 9110, as `http::StatusCode`
+/// names them): a standard, not vocabulary; no team adds to it.
 fn status_screaming(name: &str) -> Option<u16> {
     Some(match name {
         "CONTINUE" => 100,
@@ -570,15 +345,13 @@ fn status_screaming(name: &str) -> Option<u16> {
 /// Whether an expression's text reads like an HTTP status (`resp.status()`, `status_code`,
 /// `code.as_u16()`).
 pub fn is_status_text(text: &str) -> bool {
+    let v = known::builtin();
     text.split(|c: char| !c.is_alphanumeric() && c != '_')
         .any(|w| {
             let w = w.to_ascii_lowercase();
-            w == "status"
-                || w == "statuscode"
-                || w == "status_code"
-                || w == "as_u16"
-                || w == "http_code"
-                || w == "http_status"
+            v.word(List::StatusWords, &w)
+                // The shape of a status's name (`status_line`, `grpc_status`), not a word list;
+                // `status_text` and `error_for_status` (reqwest's) read no status.
                 || (w.starts_with("status_") && !w.starts_with("status_text"))
                 || (w.ends_with("_status") && !w.starts_with("error_for"))
         })
@@ -614,19 +387,18 @@ pub struct StrategyType {
 #[must_use]
 pub fn strategy_type(full: &[String]) -> Option<StrategyType> {
     let n = full.len();
+    // Rust's own path roots: a type of this crate.
     if n < 3 || matches!(full[0].as_str(), "crate" | "self" | "super" | "Self") {
         return None;
     }
     let ty = full[n - 2].to_ascii_lowercase();
-    let backoff_like = ["backoff", "strategy", "interval", "delay", "builder"]
-        .iter()
-        .any(|w| ty.contains(w));
-    if !backoff_like {
+    let v = known::builtin();
+    if !v.part_of(List::StrategyTypeWords, &ty) {
         return None;
     }
-    let decorrelated = ty.contains("decorrelated") || ty.contains("jitter");
-    let growing = decorrelated || ty.contains("exponential") || ty.contains("fibonacci");
-    let constant = ty.contains("constant") || ty.contains("fixed");
+    let decorrelated = v.part_of(List::JitteredStrategyWords, &ty);
+    let growing = decorrelated || v.part_of(List::GrowingStrategyWords, &ty);
+    let constant = v.part_of(List::ConstantStrategyWords, &ty);
     if !growing && !constant {
         return None;
     }
@@ -645,7 +417,8 @@ pub fn is_next_wait_method(name: &str) -> bool {
 }
 
 /// Paths of local operations: plain sockets, files, processes. They fail on the machine, not
-/// on a service's verdict.
+/// on a service's verdict. Types of std (and their modules), not vocabulary: no team adds to
+/// them (its own local operations are `local-operations`).
 const REMOTE_LOCAL_PATHS: &[&str] = &[
     "TcpStream::",
     "TcpListener::",
@@ -662,110 +435,33 @@ const REMOTE_LOCAL_PATHS: &[&str] = &[
     "PathBuf::",
 ];
 
-/// Words of an operation's name that make it a request to a service.
-const REMOTE_OP_WORDS: &[&str] = &[
-    "connect",
-    "reconnect",
-    "request",
-    "query",
-    "execute",
-    "rpc",
-    "subscribe",
-    "publish",
-    "produce",
-    "handshake",
-    "login",
-    "authenticate",
-    "upload",
-    "download",
-    "invoke",
-    "dial",
-    "transact",
-    "http",
-    "grpc",
-    "socket",
-    "client",
-    "session",
-];
-
-/// Words of a receiver or argument that name a client of a service.
-const CLIENT_WORDS: &[&str] = &[
-    "client",
-    "rpc",
-    "http",
-    "https",
-    "grpc",
-    "api",
-    "database",
-    "db",
-    "pool",
-    "conn",
-    "connection",
-    "session",
-    "broker",
-    "redis",
-    "url",
-    "uri",
-    "endpoint",
-    "s3",
-    "bucket",
-];
-
 /// Whether a tested call is a request to another service (an HTTP or RPC call, a database
 /// statement, a connection to a broker or a server that can refuse it): `Some(true)`; a local
 /// operation (a file, a lock, a channel, a plain socket's bind, accept or connect):
 /// `Some(false)`; nothing to tell by: `None`. `op` is the operation's name, `call` the text of
-/// the call (receiver and arguments).
+/// the call (receiver and arguments). The words are `local-operations`,
+/// `remote-operation-words`, `remote-operations` and `client-words` of the vocabulary.
 pub fn remote_request(op: &str, call: &str) -> Option<bool> {
     let squeezed: String = call.chars().filter(|c| !c.is_whitespace()).collect();
     if REMOTE_LOCAL_PATHS.iter().any(|p| squeezed.contains(p)) {
         return Some(false);
     }
     let op_l = op.to_ascii_lowercase();
-    if matches!(
-        op_l.as_str(),
-        "bind"
-            | "accept"
-            | "listen"
-            | "lock"
-            | "try_lock"
-            | "lock_exclusive"
-            | "try_lock_exclusive"
-            | "read"
-            | "write"
-            | "write_all"
-            | "read_exact"
-            | "flush"
-            | "recv"
-            | "try_recv"
-            | "recv_timeout"
-            | "try_send"
-            | "spawn"
-            | "open"
-            | "create"
-            | "remove"
-            | "rename"
-            | "parse"
-            | "from_str"
-            | "compare_exchange"
-            | "compare_exchange_weak"
-            | "persist"
-            | "join"
-    ) {
+    let v = known::builtin();
+    if v.word(List::LocalOperations, &op_l) {
         return Some(false);
     }
-    if op_l.split('_').any(|w| REMOTE_OP_WORDS.contains(&w))
-        || matches!(
-            op_l.as_str(),
-            "get_object" | "put_object" | "send_request" | "send_receive"
-        )
+    if op_l
+        .split('_')
+        .any(|w| v.word(List::RemoteOperationWords, w))
+        || v.word(List::RemoteOperations, &op_l)
     {
         return Some(true);
     }
     let named_client = call
         .split(|c: char| !c.is_alphanumeric())
         .flat_map(camel_words)
-        .any(|w| CLIENT_WORDS.contains(&w.as_str()));
+        .any(|w| v.word(List::ClientWords, &w));
     named_client.then_some(true)
 }
 
@@ -789,7 +485,7 @@ pub(crate) fn is_comparison(op: &syn::BinOp) -> bool {
     matches!(op, Eq(_) | Ne(_) | Lt(_) | Le(_) | Gt(_) | Ge(_))
 }
 
-/// A primitive integer type's name (`u64`, `i32`, `usize`, ...): all `Copy`.
+/// A primitive integer type's name (`u64`, `i32`, `usize`, ...): all `Copy`. Rust's own.
 pub(crate) fn is_integer_name(name: &str) -> bool {
     matches!(
         name,

@@ -16,6 +16,7 @@ use syn::visit::Visit;
 use syn::{Expr, ImplItem, Item, Lit, Stmt};
 
 use super::estimate::Estimator;
+use super::known::{self, List};
 use super::names;
 use super::scope::FileScope;
 use super::span::LineIndex;
@@ -45,37 +46,27 @@ enum Role {
 fn role(field: &str) -> Option<Role> {
     let n = field.to_ascii_lowercase();
     let words: Vec<&str> = n.split('_').filter(|w| !w.is_empty()).collect();
-    let has = |ws: &[&str]| words.iter().any(|w| ws.contains(w));
-    let wait = has(&[
-        "delay", "interval", "backoff", "wait", "sleep", "period", "duration", "pause",
-    ]);
-    if has(&["jitter", "random", "randomization", "randomness", "spread"]) {
+    let v = known::builtin();
+    let has = |list: List| words.iter().any(|w| v.word(list, w));
+    let wait = has(List::WaitFieldWords);
+    if has(List::JitterFieldWords) {
         Some(Role::Jitter)
-    } else if has(&[
-        "factor",
-        "multiplier",
-        "coefficient",
-        "exponent",
-        "exp",
-        "scale",
-    ]) || n == "base"
-        || n == "exponential_base"
-    {
+    } else if has(List::GrowthFieldWords) || v.word(List::GrowthFieldNames, &n) {
         Some(Role::Growth)
-    } else if has(&["elapsed", "expiration", "deadline", "timeout", "total"]) {
+    } else if has(List::DeadlineFieldWords) {
         Some(Role::Deadline)
-    } else if (wait && has(&["max", "maximum", "cap", "ceiling", "upper"])) || n == "max" {
+    } else if (wait && has(List::WaitCapFieldWords)) || v.word(List::CapFieldNames, &n) {
         Some(Role::Cap)
-    } else if has(&["retries", "attempts", "tries", "times", "limit"])
-        || (has(&["max", "maximum"]) && has(&["attempt", "retry", "try"]))
+    } else if has(List::AttemptLimitFieldWords)
+        || (has(List::MaxFieldWords) && has(List::AttemptFieldWords))
     {
         // A limit: `max_retries`, `max_attempt`, `retry_limit` (not the count so far, `attempt`).
         Some(Role::Attempts)
-    } else if has(&["strategy", "mode", "kind", "policy"]) || n == "backoff" {
+    } else if has(List::StrategyFieldWords) || v.word(List::StrategyFieldNames, &n) {
         Some(Role::Strategy)
-    } else if wait || matches!(n.as_str(), "current" | "start" | "initial" | "init" | "min") {
+    } else if wait || v.word(List::DelayFieldNames, &n) {
         Some(Role::Delay)
-    } else if has(&["cap", "ceiling"]) {
+    } else if has(List::CapFieldWords) {
         Some(Role::Cap)
     } else {
         None
@@ -144,22 +135,7 @@ pub(super) fn sites(
     let file_is_random = index
         .source()
         .split(|c: char| !c.is_alphanumeric() && c != '_')
-        .any(|w| {
-            names::is_random_root(w)
-                || matches!(
-                    w,
-                    "thread_rng"
-                        | "gen_range"
-                        | "random_range"
-                        | "rng"
-                        | "random"
-                        | "OsRng"
-                        | "SmallRng"
-                        | "StdRng"
-                        | "from_entropy"
-                        | "sample"
-                )
-        });
+        .any(|w| names::is_random_root(w) || known::builtin().word(List::RandomFileWords, w));
     let builders: HashMap<String, syn::ExprStruct> = finder
         .builder_structs
         .iter()
@@ -398,14 +374,8 @@ fn type_name(ty: &syn::Type) -> Option<String> {
 /// A type named for retrying or backoff, and not for a retry's state or its errors.
 fn is_policy_type(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
-    let about = ["retr", "backoff", "reconnect"]
-        .iter()
-        .any(|w| n.contains(w));
-    let not_a_policy = [
-        "state", "info", "context", "stats", "metric", "error", "counter", "guard", "future",
-        "handle", "layer", "service", "client", "request", "response", "result", "event",
-    ];
-    about && !not_a_policy.iter().any(|w| n.contains(w))
+    let v = known::builtin();
+    v.part_of(List::PolicyTypeWords, &n) && !v.part_of(List::NotPolicyTypeWords, &n)
 }
 
 fn returns_self(sig: &syn::Signature, ty: &str) -> bool {
@@ -804,19 +774,10 @@ fn plain_value(e: &Expr) -> bool {
 /// `Constant` do not.
 fn growth_word(text: &str) -> Option<DelayKind> {
     let t = text.to_ascii_lowercase();
-    if [
-        "exponential",
-        "linear",
-        "fibonacci",
-        "quadratic",
-        "polynomial",
-        "decorrelated",
-    ]
-    .iter()
-    .any(|w| t.contains(w))
-    {
+    let v = known::builtin();
+    if v.part_of(List::GrowingVariantWords, &t) {
         Some(DelayKind::Growing)
-    } else if ["fixed", "constant"].iter().any(|w| t.contains(w)) {
+    } else if v.part_of(List::ConstantVariantWords, &t) {
         Some(DelayKind::Constant)
     } else {
         None

@@ -587,7 +587,10 @@ impl StatusEval<'_, '_> {
 
     fn is_status_collection(e: &Expr) -> bool {
         names::is_status_text(&names::text(e))
-            || names::text(e).to_ascii_lowercase().contains("retryable")
+            || super::known::builtin().part_of(
+                super::known::List::StatusCollectionWords,
+                &names::text(e).to_ascii_lowercase(),
+            )
     }
 
     /// `[429, 503]`, `RETRYABLE` (a const array), `(500..600)`, `&[StatusCode::X, ...]`.

@@ -11,6 +11,7 @@ use std::collections::HashMap;
 
 use syn::{ReturnType, Type};
 
+use super::known::{self, List};
 use super::names;
 use super::scope::{FileScope, LocalFn};
 use super::span::LineIndex;
@@ -103,28 +104,13 @@ fn attempt_param(f: &LocalFn<'_>) -> Option<String> {
 
 fn is_attempt_name(name: &str) -> bool {
     let n = name.trim_start_matches('_').to_ascii_lowercase();
-    let not_a_count = [
-        "ms", "sec", "milli", "nano", "micro", "interval", "delay", "timeout", "duration",
-        "backoff", "wait", "jitter", "max", "limit", "base", "factor",
-    ];
+    let v = known::builtin();
     if n.split('_')
-        .any(|w| not_a_count.iter().any(|x| w.starts_with(x)))
+        .any(|w| v.prefix_of(List::NotAttemptWordStems, w))
     {
         return false;
     }
-    matches!(n.as_str(), "n" | "i" | "k" | "count" | "nth")
-        || [
-            "attempt",
-            "retr",
-            "tries",
-            "tried",
-            "reconnect",
-            "failure",
-            "failed",
-            "count",
-        ]
-        .iter()
-        .any(|w| n.contains(w))
+    v.word(List::AttemptParamNames, &n) || v.part_of(List::AttemptParamWords, &n)
 }
 
 fn is_number(ty: &Type) -> bool {
@@ -132,6 +118,7 @@ fn is_number(ty: &Type) -> bool {
     match ty {
         Type::Path(p) => p.path.segments.last().is_some_and(|s| {
             let name = s.ident.to_string();
+            // Rust's own number types.
             names::is_integer_name(&name) || matches!(name.as_str(), "f32" | "f64")
         }),
         Type::Reference(r) => is_number(&r.elem),
@@ -140,27 +127,15 @@ fn is_number(ty: &Type) -> bool {
     }
 }
 
-/// Names of functions that compute a retry's wait.
+/// Names of functions that compute a retry's wait: `retry-words` (`backoff` among them).
 fn retry_named(name: &str) -> bool {
-    let n = name.to_ascii_lowercase();
-    names::is_retry_word(&n) || n.contains("backoff")
+    names::is_retry_word(name)
 }
 
 /// Names of functions that compute how long one attempt may take, or how long something
 /// lives: a duration of an attempt, not a wait between two.
 fn limit_named(name: &str) -> bool {
-    let n = name.to_ascii_lowercase();
-    [
-        "timeout",
-        "deadline",
-        "ttl",
-        "expir",
-        "lifetime",
-        "keepalive",
-        "keep_alive",
-    ]
-    .iter()
-    .any(|w| n.contains(w))
+    known::builtin().part_of(List::LifetimeWords, &name.to_ascii_lowercase())
 }
 
 /// A `Duration`, or a number or a time when the name says it is a wait or a retry's time
@@ -176,10 +151,9 @@ fn returns_a_wait(output: &ReturnType, name: &str) -> bool {
         return false;
     };
     let n = name.to_ascii_lowercase();
-    let named_wait = ["backoff", "delay", "wait", "interval", "sleep"]
-        .iter()
-        .any(|w| n.contains(w))
-        || n.ends_with("_at");
+    let v = known::builtin();
+    let named_wait = v.part_of(List::WaitFnWords, &n) || v.suffix_of(List::WaitTimeSuffixes, &n);
+    // std's `Duration`, chrono's `DateTime`: types, not vocabulary.
     last == "Duration" || (named_wait && (is_number(ty) || last == "DateTime"))
 }
 

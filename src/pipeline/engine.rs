@@ -266,6 +266,9 @@ fn analyse_within_limits(
     // Spans are only meaningful for the file being parsed: free proc-macro2's per-thread source
     // map when done, whether the parse succeeded or not (it would grow with every file).
     let _spans = SpanMapGuard;
+    // The team's words (`[extend]`'s vocabulary lists) are known to the analysis's predicates,
+    // the pre-filter's included, while this file is read.
+    let _vocabulary = crate::analysis::known::TeamVocabulary::enter(&settings.extensions);
     // The parser and the tree it builds recurse once per level: a file nested too deeply for
     // them is not parsed. (Text the lexer does not read with confidence, an unterminated
     // literal or comment, does not parse either; only its brackets are counted.)

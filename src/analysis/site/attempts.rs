@@ -3,6 +3,7 @@
 use syn::visit::Visit;
 use syn::{Block, Expr};
 
+use crate::analysis::known::{self, List};
 use crate::analysis::names;
 use crate::analysis::scope::{Facts, FileScope, LocalFn};
 use crate::analysis::span::LineIndex;
@@ -86,11 +87,7 @@ impl<'a, 'c> AttemptVisitor<'a, 'c> {
             .is_some_and(|inits| {
                 inits.iter().any(|init| {
                     let t = names::text(*init).to_ascii_lowercase();
-                    [
-                        "token", "oauth", "auth", "login", "graphql", "search", "query",
-                    ]
-                    .iter()
-                    .any(|w| t.contains(w))
+                    known::builtin().part_of(List::ReadTargetWords, &t)
                 })
             })
     }
@@ -163,7 +160,7 @@ impl<'a, 'c> AttemptVisitor<'a, 'c> {
         // Minting a credential (`refresh_session_token`, `login`, `authenticate`) is safe to
         // repeat, whatever method it posts with.
         let n = name.to_ascii_lowercase();
-        if !self.follow || n.contains("token") || n.contains("login") || n.contains("auth") {
+        if !self.follow || known::builtin().part_of(List::CredentialWords, &n) {
             return false;
         }
         self.scope.consult(Facts::WRITE, || {
@@ -188,7 +185,8 @@ pub(super) fn body_writes<'a>(
     !inner.writes.is_empty() || signs_and_submits(&names::text(f.block))
 }
 
-/// A transaction signed and submitted by the same code (`let signed = self.sign_tx(..)?;
+/// A transaction signed and submitted by the same code (fragments of the code's text, a call's
+/// opening parenthesis included, rather than words of a name: they stay here) (`let signed = self.sign_tx(..)?;
 /// rpc.call(&RpcSendTransactionRequest { signed_transaction, .. })`): called on each attempt,
 /// each attempt submits a new transaction (a fresh nonce, a new hash), so one that was applied
 /// before its reply was lost is applied twice. A signed transaction built once and resent is
@@ -214,6 +212,9 @@ pub(super) fn signs_and_submits(text: &str) -> bool {
 /// `retry-after-ms`, `x-ratelimit-reset`), or a call of something named for it
 /// (`retry_after(resp.headers())`, `err.retry_after()`). A variable merely named `retry_after`
 /// is not a read.
+///
+/// Header names (`Retry-After` is HTTP's) and fragments of the code's text (a call's opening
+/// parenthesis, an upper-case constant), rather than words of a name: they stay here.
 pub(super) fn reads_retry_after(text: &str) -> bool {
     let t = text.to_ascii_lowercase();
     t.contains("retry-after")
@@ -229,28 +230,12 @@ pub(super) fn reads_retry_after(text: &str) -> bool {
 /// Receivers that publish to a queue or a log (`producer.send(record)`).
 pub(super) fn is_queue_receiver(e: &Expr) -> bool {
     let t = names::text(e).to_ascii_lowercase();
-    [
-        "producer",
-        "queue",
-        "sqs",
-        "sns",
-        "kafka",
-        "topic",
-        "publisher",
-        "amqp",
-        "nats",
-        "pubsub",
-        "rabbit",
-        "kinesis",
-        "jetstream",
-        "broker",
-    ]
-    .iter()
-    .any(|w| t.contains(w))
+    known::builtin().part_of(List::QueueWords, &t)
 }
 
 /// A SQL statement that inserts and is not idempotent when resent (not `ON CONFLICT DO
-/// NOTHING`, `INSERT IGNORE`, `ON DUPLICATE KEY`, `INSERT OR IGNORE/REPLACE`).
+/// NOTHING`, `INSERT IGNORE`, `ON DUPLICATE KEY`, `INSERT OR IGNORE/REPLACE`). SQL's own
+/// words, not vocabulary.
 pub(super) fn is_insert_sql(e: &Expr) -> bool {
     let t = names::text(e).to_ascii_lowercase();
     let s = t.trim_start_matches(['"', 'r', '#', ' ']);
@@ -274,7 +259,7 @@ pub(super) fn chain_inserts(e: &Expr) -> bool {
         Expr::Call(c) => {
             names::callee_path(&c.func)
                 .and_then(names::last)
-                .is_some_and(|n| matches!(n.as_str(), "query" | "query_as" | "sql_query"))
+                .is_some_and(|n| known::builtin().word(List::SqlQueryFns, &n))
                 && c.args.first().is_some_and(is_insert_sql)
         }
         Expr::Paren(p) => chain_inserts(&p.expr),
@@ -291,17 +276,12 @@ pub(super) fn is_read_like_post(m: &syn::ExprMethodCall) -> bool {
         .map(names::text)
         .unwrap_or_default()
         .to_ascii_lowercase();
-    [
-        "token", "oauth", "auth", "login", "graphql", "search", "query", "rpc", "lookup",
-        "validate", "verify", "health",
-    ]
-    .iter()
-    .any(|w| target.contains(w))
+    known::builtin().part_of(List::ReadPostWords, &target)
 }
 
 /// The HTTP method an arm of a `match` makes a request with, or names: the verb method it
 /// calls (`session.post(url)`, `Request::get(..)`), or the method constant it gives
-/// (`reqwest::Method::POST`).
+/// (`reqwest::Method::POST`). HTTP's methods, not vocabulary.
 fn arm_verb(e: &Expr) -> Option<String> {
     let _guard = crate::analysis::limits::enter();
     let verb = |name: &str| {
@@ -356,24 +336,24 @@ impl<'a> Visit<'a> for AttemptVisitor<'a, '_> {
         match e {
             Expr::MethodCall(m) => {
                 let name = m.method.to_string();
-                let write = match name.as_str() {
-                    // Not `patch`: a PATCH sets the fields it names on the resource it
-                    // addresses, and resent it sets them again; one that adds rather than sets
-                    // is not told apart by its call (unknown is silent).
-                    "post" => !is_read_like_post(m) && !self.target_reads(m),
-                    "basic_publish" | "send_message" | "send_message_batch" | "put_record"
-                    | "put_records" | "send_batch" => true,
+                let v = known::builtin();
+                // Not `patch`: a PATCH sets the fields it names on the resource it addresses,
+                // and resent it sets them again; one that adds rather than sets is not told
+                // apart by its call (unknown is silent). HTTP's POST is not vocabulary.
+                let write = if name == "post" {
+                    !is_read_like_post(m) && !self.target_reads(m)
+                } else if v.word(List::SendingMethods, &name) {
+                    true
+                } else if v.word(List::PublishMethods, &name) {
                     // `bus.publish(event)` on a type this file does not show to be a queue
                     // client is left alone.
-                    "publish" | "produce" | "enqueue" => {
-                        is_queue_receiver(&m.receiver) || self.messaging_receiver(&m.receiver)
-                    }
-                    "execute" | "query" | "execute_many" | "query_one" | "query_opt"
-                    | "fetch_one" | "fetch_all" | "fetch_optional" => {
-                        m.args.first().is_some_and(is_insert_sql) || chain_inserts(&m.receiver)
-                    }
-                    "send" | "send_result" => is_queue_receiver(&m.receiver) && !m.args.is_empty(),
-                    _ => false,
+                    is_queue_receiver(&m.receiver) || self.messaging_receiver(&m.receiver)
+                } else if v.word(List::StatementMethods, &name) {
+                    m.args.first().is_some_and(is_insert_sql) || chain_inserts(&m.receiver)
+                } else if v.word(List::QueueSendMethods, &name) {
+                    is_queue_receiver(&m.receiver) && !m.args.is_empty()
+                } else {
+                    false
                 };
                 if write {
                     self.writes.push(self.index.of(&m.method));

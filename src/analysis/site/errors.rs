@@ -328,25 +328,10 @@ pub(super) fn calls_reauth(body: &Block) -> bool {
     text.split(|c: char| !c.is_alphanumeric() && c != '_')
         .any(|w| {
             let w = w.to_ascii_lowercase();
-            matches!(
-                w.as_str(),
-                "login"
-                    | "relogin"
-                    | "log_in"
-                    | "reauth"
-                    | "reauthenticate"
-                    | "authenticate"
-                    | "sign_in"
-                    | "refresh_token"
-                    | "refresh_access_token"
-                    | "renew_token"
-                    | "refresh_auth"
-                    | "refresh_credentials"
-                    | "get_token"
-                    | "fetch_token"
-                    | "new_token"
-                    | "reconnect_auth"
-            ) || (w.starts_with("refresh") && w.contains("token"))
+            crate::analysis::known::builtin()
+                .word(crate::analysis::known::List::ReauthOperations, &w)
+                // The shape of a token's refresh (`refresh_oauth_token`), beside the names.
+                || (w.starts_with("refresh") && w.contains("token"))
         })
 }
 

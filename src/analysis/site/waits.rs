@@ -210,10 +210,7 @@ impl<'a> Builder<'a, '_> {
 /// connection) is a protocol step.
 pub(super) fn unpaced_path(r: &FlowResult) -> Option<crate::analysis::Unpaced> {
     // An operation that failed by timing out waited out its timeout.
-    let timed = |c: &&crate::analysis::flow::Continue| {
-        c.op.as_deref()
-            .is_some_and(|op| op.to_ascii_lowercase().contains("timeout"))
-    };
+    let timed = |c: &&crate::analysis::flow::Continue| c.op.as_deref().is_some_and(is_timed_name);
     r.failing()
         .filter(|c| c.status.is_none())
         .filter(|c| !c.waited && !timed(c) && (c.stepped || !c.picked))
@@ -561,9 +558,13 @@ pub(super) fn retries_with_waits(
     })
 }
 
-/// A call named for waiting up to a given time: `recv_timeout`, `next_timeout`, `timeout`.
+/// A call named for waiting up to a given time: `recv_timeout`, `next_timeout`, `timeout`
+/// (`timed-operation-words` of the vocabulary).
 pub(super) fn is_timed_name(name: &str) -> bool {
-    name.to_ascii_lowercase().contains("timeout")
+    crate::analysis::known::builtin().part_of(
+        crate::analysis::known::List::TimedOperationWords,
+        &name.to_ascii_lowercase(),
+    )
 }
 
 impl<'a> Visit<'a> for SleepFinder<'a, '_> {
