@@ -1183,6 +1183,7 @@ pub(super) fn tests_only_local_targets(
 /// function given nothing but filesystem paths (`ipc_connect(path)`: what it reaches is the
 /// file; a method's receiver may be a remote client, so a method is not).
 fn local_target(e: &Expr, cx: &Cx<'_>, depth: usize) -> bool {
+    let _guard = crate::analysis::limits::enter();
     let (locals, scope) = (cx.locals, cx.scope);
     if names_loopback(e) {
         return true;

@@ -727,6 +727,7 @@ fn exit_tests(l: &Expr) -> Vec<String> {
         struct C<'o>(&'o mut Vec<String>);
         impl<'v> Visit<'v> for C<'_> {
             fn visit_expr_binary(&mut self, b: &'v syn::ExprBinary) {
+                let _guard = crate::analysis::limits::enter();
                 if names::is_comparison(&b.op) {
                     for side in [&*b.left, &*b.right] {
                         if let Some(k) = crate::analysis::values::place_key(side) {
