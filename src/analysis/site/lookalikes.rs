@@ -1300,3 +1300,21 @@ pub(super) fn goes_round_on_spin_condition(cond: &Expr) -> bool {
     };
     op.is_some_and(|op| names::is_spin_operation(&op))
 }
+
+/// Whether a function returns the connection its loop makes with a signature that cannot report
+/// a failure (`async fn connect_backoff(&self) -> TcpStream`: the value itself, no `Result`, no
+/// `Option`), every operation the loop tests connecting: giving up is not in its contract, so it
+/// reconnects until it succeeds by design, a supervisor's (re)connect step (LABELS.md: no RA001;
+/// its pacing is still a retry's).
+pub(super) fn returns_its_connection(sig: &syn::Signature, r: &FlowResult) -> bool {
+    let syn::ReturnType::Type(_, ty) = &sig.output else {
+        return false;
+    };
+    let Some(ret) = crate::analysis::scope::type_ident(ty) else {
+        return false;
+    };
+    let ret = ret.to_string();
+    let fallible = ret.ends_with("Result") || ret == "Option" || ret == "Poll";
+    let mut ops = r.tested_ops().peekable();
+    !fallible && ops.peek().is_some() && ops.all(|op| op.to_ascii_lowercase().contains("connect"))
+}

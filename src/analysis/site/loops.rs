@@ -14,19 +14,21 @@ use crate::analysis::{Bound, BoundKind, RetrySite, SiteKind};
 use super::*;
 
 impl<'a> Builder<'a, '_> {
-    /// `owner`: the type of the `impl` the function is in (its fields' types are known).
+    /// `func`: the function the loop is in (its name, its signature, the type of its `impl`).
     /// `started_at`: where the function starts a thread, task or process (see [`spawns`]) or
     /// writes a loopback address (see [`loopbacks`]).
     pub(super) fn loop_site(
         &self,
         l: &'a Expr,
         locals: &Locals<'a>,
-        fn_name: &str,
-        owner: Option<&syn::Ident>,
+        func: &LocalFn<'a>,
         in_timeout: bool,
         started_at: &[usize],
     ) -> Option<RetrySite> {
         let _guard = crate::analysis::limits::enter();
+        let fn_name = func.sig.ident.to_string();
+        let fn_name = fn_name.as_str();
+        let owner = func.owner;
         let (body, label, head, start, extra_counters, loop_vars) = match l {
             Expr::Loop(x) => (
                 &x.body,
@@ -140,6 +142,9 @@ impl<'a> Builder<'a, '_> {
         } else {
             is_supervisor(&result)
         };
+        // A function that returns the connection its loop makes, with a signature that cannot
+        // report a failure, reconnects until it succeeds by design.
+        let reconnects_until_connected = retry_shape && returns_its_connection(func.sig, &result);
         if !supervisor && !retry_shape {
             return None;
         }
@@ -323,7 +328,8 @@ impl<'a> Builder<'a, '_> {
             unclassified,
             resend_safe: resends_only_unprocessed(&result),
             evidence: Vec::new(),
-            supervisor,
+            supervisor: supervisor
+                || (reconnects_until_connected && matches!(bound, Bound::Unbounded)),
             unpaced,
             paced_inside,
             second_try_only,

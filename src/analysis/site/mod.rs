@@ -309,9 +309,7 @@ impl<'a> Builder<'a, '_> {
         let in_test = self.test_depth > 0 || is_test_attr(f.attrs);
         for (l, in_timeout, in_async) in finder.loops.into_iter().filter(|_| !in_test) {
             mark = self.scope.used_count();
-            if let Some(mut site) =
-                self.loop_site(l, locals(), &name, f.owner, in_timeout, &started_at)
-            {
+            if let Some(mut site) = self.loop_site(l, locals(), &f, in_timeout, &started_at) {
                 site.in_async = in_async;
                 // A reconnect helper of a session's server (a router that calls it when its
                 // connection drops) restores the connection for as long as the server runs.
