@@ -211,6 +211,10 @@ lists! {
         RetryVerdictNames = "retry-verdict-names", retry_verdict_names;
         /// Words of a function's name that make it restore a lost connection.
         ReconnectWords = "reconnect-words", reconnect_words;
+        /// Parts of an operation's name that make it establish a connection.
+        ConnectWords = "connect-words", connect_words;
+        /// Parts of an operation's name that make it probe whether something is up.
+        ProbeWords = "probe-words", probe_words;
         /// Parts of an error variant's name that say a budget was used up.
         UsedUpWords = "used-up-words", used_up_words;
         /// Parts of a used-up error variant's name that say the budget was time.

@@ -119,6 +119,17 @@ pub fn is_reconnect_fn(name: &str) -> bool {
         .any(|w| v.word(List::ReconnectWords, w))
 }
 
+/// An operation that establishes a connection (`connect`, `try_connect_tls`): `connect-words`.
+pub fn is_connect_operation(name: &str) -> bool {
+    known::builtin().part_of(List::ConnectWords, &name.to_ascii_lowercase())
+}
+
+/// An operation that asks whether something is up (`ping`, `health_check`, `wait_ready`):
+/// `probe-words`.
+pub fn is_probe_operation(name: &str) -> bool {
+    known::builtin().part_of(List::ProbeWords, &name.to_ascii_lowercase())
+}
+
 /// An operation that runs a whole session until it ends (a connection's lifetime, a
 /// reconciliation, a watch, a worker's main loop), which a supervisor starts again when it
 /// ends: `run`, `serve`, `reconcile_loop`, `watch_nodes`. Not a single request, receive or poll.

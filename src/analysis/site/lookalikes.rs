@@ -181,12 +181,7 @@ fn names_loopback(e: &Expr) -> bool {
 /// A loop that waits for something to come up by probing it: every operation it tests
 /// (in its body, or its `while` condition) connects, pings or asks for health or readiness.
 pub(super) fn is_readiness_probe(l: &Expr, r: &FlowResult) -> bool {
-    let probes = |n: &String| {
-        let n = n.to_ascii_lowercase();
-        ["connect", "ping", "health", "ready", "probe", "alive"]
-            .iter()
-            .any(|w| n.contains(w))
-    };
+    let probes = |n: &String| names::is_probe_operation(n);
     let mut ops: Vec<String> = r.tested_ops().map(str::to_owned).collect();
     if let Expr::While(w) = l {
         let cond = match &*w.cond {
@@ -254,7 +249,8 @@ pub(super) fn reconnects_for_server(
         _ => return false,
     };
     let calls = call_order(body);
-    let connects = |n: &String| n.to_ascii_lowercase().contains("connect") || n.contains("open");
+    // `open` as written (`open`, `open_stream`): a word of std's files too, kept to this test.
+    let connects = |n: &String| names::is_connect_operation(n) || n.contains("open");
     if !calls.iter().any(connects) {
         return false;
     }
@@ -1216,13 +1212,17 @@ struct Cx<'s> {
     fields: Option<&'s std::collections::HashMap<String, String>>,
 }
 
-/// Whether an expression is a filesystem path: a parameter, a `let` or a field of `self` of
-/// type `Path` or `PathBuf`, or one made by their constructors (`Path::new(..)`,
-/// `PathBuf::from(..)`).
+/// Whether an expression is a filesystem path: a parameter, a `let` or a field of `self` whose
+/// type resolves to std's `Path` or `PathBuf` (through the file's `use`: a type of another crate
+/// named `Path`, such as an object store's key, is not one, and an unresolved name is unknown),
+/// or one made by their constructors (`Path::new(..)`, `PathBuf::from(..)`).
 fn fs_path(e: &Expr, cx: &Cx<'_>) -> bool {
     let _guard = crate::analysis::limits::enter();
     let (locals, scope) = (cx.locals, cx.scope);
-    let path_type = |name: &str| matches!(name, "Path" | "PathBuf");
+    let std_path = |full: &[String]| {
+        matches!(full, [std, path, ty] if std == "std" && path == "path"
+            && matches!(ty.as_str(), "Path" | "PathBuf"))
+    };
     match e {
         Expr::Reference(r) => fs_path(&r.expr, cx),
         Expr::Paren(p) => fs_path(&p.expr, cx),
@@ -1231,17 +1231,18 @@ fn fs_path(e: &Expr, cx: &Cx<'_>) -> bool {
             let syn::Member::Named(name) = &f.member else {
                 return false;
             };
+            // The field's type is known by its last name: read through the file's `use`.
             on_self
                 && cx
                     .fields
                     .and_then(|fields| fields.get(&name.to_string()))
-                    .is_some_and(|ty| path_type(ty))
+                    .and_then(|ty| scope.uses.get(ty))
+                    .is_some_and(|full| std_path(full))
         }
         Expr::Path(p) => match names::segments(&p.path).as_slice() {
             [name] => match locals.param_types.get(name) {
                 Some(ty) => crate::analysis::scope::held_path(ty)
-                    .and_then(names::last)
-                    .is_some_and(|l| path_type(&l)),
+                    .is_some_and(|held| std_path(&scope.resolve(held))),
                 None => locals.lets.get(name).is_some_and(|values| {
                     values.len() == 1
                         && !matches!(values[0], Expr::Path(_))
@@ -1253,7 +1254,7 @@ fn fs_path(e: &Expr, cx: &Cx<'_>) -> bool {
         Expr::Call(c) => match &*c.func {
             Expr::Path(p) => {
                 let full = scope.resolve(&p.path);
-                full.len() >= 2 && path_type(&full[full.len() - 2])
+                full.len() >= 2 && std_path(&full[..full.len() - 1])
             }
             _ => false,
         },
@@ -1316,5 +1317,5 @@ pub(super) fn returns_its_connection(sig: &syn::Signature, r: &FlowResult) -> bo
     let ret = ret.to_string();
     let fallible = ret.ends_with("Result") || ret == "Option" || ret == "Poll";
     let mut ops = r.tested_ops().peekable();
-    !fallible && ops.peek().is_some() && ops.all(|op| op.to_ascii_lowercase().contains("connect"))
+    !fallible && ops.peek().is_some() && ops.all(names::is_connect_operation)
 }

@@ -719,26 +719,36 @@ pub(super) fn mark_exit_caps(
     }
 }
 
-/// The names compared in the tests that lead out of a loop: a `while` condition, and the
-/// condition of an `if` whose branch ends in a `return` or a `break` (closures and nested
-/// loops left alone).
+/// The names a test that leads out of a loop holds under a limit: what an `if` whose branch
+/// ends in a `return` or a `break` finds above one (`if seconds > 64`, `if MAX <= tempo`), and
+/// what a `while` condition keeps below one (`while tempo < MAX`). A test the other way round,
+/// or an equality, caps nothing (closures and nested loops left alone).
 fn exit_tests(l: &Expr) -> Vec<String> {
-    fn compared(e: &Expr, out: &mut Vec<String>) {
-        struct C<'o>(&'o mut Vec<String>);
+    /// `leaves_above`: the test leads out when it holds (an `if`), so the name on the greater
+    /// side is the one held under the limit; otherwise (a `while`) the lesser side.
+    fn compared(e: &Expr, leaves_above: bool, out: &mut Vec<String>) {
+        struct C<'o>(&'o mut Vec<String>, bool);
         impl<'v> Visit<'v> for C<'_> {
             fn visit_expr_binary(&mut self, b: &'v syn::ExprBinary) {
                 let _guard = crate::analysis::limits::enter();
-                if names::is_comparison(&b.op) {
-                    for side in [&*b.left, &*b.right] {
-                        if let Some(k) = crate::analysis::values::place_key(side) {
-                            self.0.push(k);
-                        }
-                    }
+                let greater = match b.op {
+                    syn::BinOp::Gt(_) | syn::BinOp::Ge(_) => Some(&*b.left),
+                    syn::BinOp::Lt(_) | syn::BinOp::Le(_) => Some(&*b.right),
+                    _ => None,
+                };
+                let lesser = match b.op {
+                    syn::BinOp::Gt(_) | syn::BinOp::Ge(_) => Some(&*b.right),
+                    syn::BinOp::Lt(_) | syn::BinOp::Le(_) => Some(&*b.left),
+                    _ => None,
+                };
+                let held = if self.1 { greater } else { lesser };
+                if let Some(k) = held.and_then(crate::analysis::values::place_key) {
+                    self.0.push(k);
                 }
                 syn::visit::visit_expr_binary(self, b);
             }
         }
-        C(out).visit_expr(e);
+        C(out, leaves_above).visit_expr(e);
     }
     struct Exits(Vec<String>);
     impl<'v> Visit<'v> for Exits {
@@ -751,7 +761,7 @@ fn exit_tests(l: &Expr) -> Vec<String> {
                         matches!(s, syn::Stmt::Expr(Expr::Return(_) | Expr::Break(_), _))
                     });
                     if leaves {
-                        compared(&i.cond, &mut self.0);
+                        compared(&i.cond, true, &mut self.0);
                     }
                 }
                 _ => {}
@@ -763,7 +773,7 @@ fn exit_tests(l: &Expr) -> Vec<String> {
     let mut exits = Exits(Vec::new());
     match l {
         Expr::While(w) => {
-            compared(&w.cond, &mut exits.0);
+            compared(&w.cond, false, &mut exits.0);
             exits.visit_block(&w.body);
         }
         Expr::Loop(x) => exits.visit_block(&x.body),
