@@ -103,8 +103,15 @@ fn bound_kind_depth(
                         // Not the method's own name: `err.is_timeout()` asks about the error,
                         // not the clock.
                         self.visit_expr(&m.receiver);
+                        // `backoff.as_mut().and_then(|p| p.next())`: std's combinators call
+                        // the closure they are handed there and then, so what it asks is
+                        // part of the test.
+                        let runs_now = is_combinator(&n);
                         for a in &m.args {
-                            self.visit_expr(a);
+                            match a {
+                                Expr::Closure(c) if runs_now => self.visit_expr(&c.body),
+                                _ => self.visit_expr(a),
+                            }
                         }
                     }
                 }
@@ -113,6 +120,18 @@ fn bound_kind_depth(
                         if is_limit_call(&last) {
                             self.kind = Some(BoundKind::Counter);
                             return;
+                        }
+                        // `may_retry()`, a closure of the function (`let mut may_retry = || {
+                        // tries += 1; tries <= 3 }`): the test is its body.
+                        if self.depth == 0 && c.args.is_empty() {
+                            if let Some([Expr::Closure(closure)]) =
+                                self.locals.lets.get(&last).map(Vec::as_slice)
+                            {
+                                if let Some(kind) = closure_bound(&closure.body) {
+                                    self.kind = Some(kind);
+                                    return;
+                                }
+                            }
                         }
                     }
                     for a in &c.args {
@@ -158,4 +177,75 @@ fn bound_kind_depth(
     };
     v.visit_expr(guard);
     v.kind
+}
+
+/// std's `Option`, `Result` and `bool` methods that call the closure they are handed at once
+/// (API, here): what the closure computes is part of the expression's value.
+fn is_combinator(name: &str) -> bool {
+    matches!(
+        name,
+        "map"
+            | "and_then"
+            | "or_else"
+            | "map_or"
+            | "map_or_else"
+            | "is_some_and"
+            | "is_none_or"
+            | "is_ok_and"
+            | "is_err_and"
+            | "filter"
+            | "then"
+            | "unwrap_or_else"
+    )
+}
+
+/// The limit a closure's body keeps: a place the body steps by one (`tries += 1`, `*n += 1`)
+/// and compares (`tries <= 3`) is an attempt counter the closure owns.
+fn closure_bound(body: &Expr) -> Option<BoundKind> {
+    struct Steps<'s> {
+        stepped: Vec<String>,
+        compared: Vec<&'s Expr>,
+    }
+    impl<'s> Visit<'s> for Steps<'s> {
+        fn visit_expr(&mut self, e: &'s Expr) {
+            let _guard = crate::analysis::limits::enter();
+            if let Expr::Binary(b) = e {
+                match b.op {
+                    BinOp::AddAssign(_) | BinOp::SubAssign(_) => {
+                        if let Some(k) = place_key(strip_deref(&b.left)) {
+                            self.stepped.push(k);
+                        }
+                    }
+                    BinOp::Lt(_) | BinOp::Le(_) | BinOp::Gt(_) | BinOp::Ge(_) => {
+                        self.compared.push(&b.left);
+                        self.compared.push(&b.right);
+                    }
+                    _ => {}
+                }
+            }
+            syn::visit::visit_expr(self, e);
+        }
+    }
+    let _guard = crate::analysis::limits::enter();
+    let mut v = Steps {
+        stepped: Vec::new(),
+        compared: Vec::new(),
+    };
+    v.visit_expr(body);
+    v.compared
+        .iter()
+        .filter_map(|e| place_key(strip_deref(e)))
+        .any(|k| v.stepped.contains(&k))
+        .then_some(BoundKind::Counter)
+}
+
+/// `*n` → `n`: a count kept behind a reference is the same count.
+fn strip_deref(mut e: &Expr) -> &Expr {
+    loop {
+        match e {
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => e = &u.expr,
+            Expr::Paren(p) => e = &p.expr,
+            _ => return e,
+        }
+    }
 }

@@ -137,6 +137,14 @@ struct PathState {
     awaited: Vec<String>,
 }
 
+/// A `match` on a tuple: the parts `tuple_parts` finds.
+struct TupleParts<'a> {
+    subject: &'a Expr,
+    len: usize,
+    result: usize,
+    limits: Vec<(usize, BoundKind)>,
+}
+
 /// What a test that picks out an error says of it, read from its words.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct ErrorKinds {
@@ -1133,15 +1141,33 @@ impl<'a, 'c> Flow<'a, 'c> {
         let optional_error = place_key(&m.expr).is_some_and(|k| {
             known::builtin().part_of(List::OptionalErrorWords, &k.to_ascii_lowercase())
         });
+        // `match (reply, attempt < max) { (Ok(v), _) => .., (Err(e), true) => .., (Err(e),
+        // false) => return Err(e) }`: a tuple tests its parts; an arm's pattern for the result
+        // says the outcome, and a `true`/`false` for a test of a limit says the arm passed it.
+        let tuple = self.tuple_parts(m);
+        let subject = tuple.as_ref().map_or(&*m.expr, |t| t.subject);
         for arm in &m.arms {
-            let pat_o = pat_outcome(&arm.pat).or_else(|| {
+            let (arm_pat, tuple_limit) = match (&tuple, &arm.pat) {
+                (Some(t), Pat::Tuple(pt)) if pt.elems.len() == t.len => {
+                    let limit = t.limits.iter().find_map(|(i, k)| {
+                        matches!(&pt.elems[*i], Pat::Lit(l) if matches!(l.lit, syn::Lit::Bool(_)))
+                            .then_some(*k)
+                    });
+                    (&pt.elems[t.result], limit)
+                }
+                _ => (&arm.pat, None),
+            };
+            let pat_o = pat_outcome(arm_pat).or_else(|| {
                 if optional_error {
-                    option_outcome(&arm.pat)
+                    option_outcome(arm_pat)
                 } else {
                     None
                 }
             });
-            let catch_all = is_catch_all(&arm.pat);
+            let catch_all = match (&tuple, &arm.pat) {
+                (Some(_), Pat::Tuple(pt)) => pt.elems.iter().all(is_catch_all),
+                _ => is_catch_all(&arm.pat),
+            };
             let mut o = match pat_o {
                 Some(o) => o,
                 None if catch_all => match (seen_ok, seen_err) {
@@ -1154,7 +1180,7 @@ impl<'a, 'c> Flow<'a, 'c> {
                 None => Outcome::Neutral,
             };
             if matches!(pat_o, Some(Outcome::Success | Outcome::Failure)) {
-                self.note_tested(&m.expr, o);
+                self.note_tested(subject, o);
                 seen_result_pattern = true;
             }
             let mut readiness = pat_mentions_readiness(&arm.pat);
@@ -1204,6 +1230,10 @@ impl<'a, 'c> Flow<'a, 'c> {
             let mut arm_picked = specific_err;
             // Past a budget gate, a path has passed its limit test.
             let mut arm_bound = scrutinee_bound.or(earlier_bound).or(gate);
+            if let Some(k) = tuple_limit {
+                arm_bound = Some(k);
+                earlier_bound = Some(k);
+            }
             if let Some((_, g)) = &arm.guard {
                 if let Some(k) = self.bound_kind_of(g) {
                     arm_bound = Some(k);
@@ -1262,7 +1292,7 @@ impl<'a, 'c> Flow<'a, 'c> {
             let err_arm =
                 (pat_o == Some(Outcome::Failure)).then(|| (pat_span, binding.first().cloned()));
             let arm_op = if seen_result_pattern {
-                self.op_of(&m.expr)
+                self.op_of(subject)
             } else {
                 None
             };
@@ -1286,6 +1316,35 @@ impl<'a, 'c> Flow<'a, 'c> {
             out.extend(res);
         }
         merge(out)
+    }
+
+    /// The parts of a `match` on a tuple that holds a result and tests of a limit (`match
+    /// (reply, attempt < max)`): which element the arms' `Ok`/`Err` patterns are for, and which
+    /// elements test a counter, a clock or a schedule.
+    fn tuple_parts(&self, m: &'a syn::ExprMatch) -> Option<TupleParts<'a>> {
+        let Expr::Tuple(t) = &*m.expr else {
+            return None;
+        };
+        let len = t.elems.len();
+        let result = (0..len).find(|&i| {
+            m.arms.iter().any(|a| {
+                matches!(&a.pat, Pat::Tuple(pt) if pt.elems.len() == len
+                    && matches!(pat_outcome(&pt.elems[i]), Some(Outcome::Success | Outcome::Failure)))
+            })
+        })?;
+        let limits = t
+            .elems
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != result)
+            .filter_map(|(i, e)| self.bound_kind_of(e).map(|k| (i, k)))
+            .collect();
+        Some(TupleParts {
+            subject: &t.elems[result],
+            len,
+            result,
+            limits,
+        })
     }
 
     /// A budget gate: `match budget.before_round(..) { Ok(()) => {}, Err(Stop::AttemptsExhausted)
