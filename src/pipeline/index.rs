@@ -332,6 +332,9 @@ struct TestCode<'f> {
     parents: HashMap<PathBuf, bool>,
     /// The parent module file of each directory's modules (see [`parent_module`]).
     dirs: HashMap<PathBuf, Option<PathBuf>>,
+    /// For each directory, the root files of the test and benchmark targets its `Cargo.toml`
+    /// declares (`[[test]] path = "src/tests/mod.rs"`); `None` where it holds no manifest.
+    targets: HashMap<PathBuf, Option<Vec<PathBuf>>>,
     sources: &'f dyn Sources,
 }
 
@@ -345,12 +348,41 @@ impl<'f> TestCode<'f> {
             read: HashMap::new(),
             parents: HashMap::new(),
             dirs: HashMap::new(),
+            targets: HashMap::new(),
             sources,
         }
     }
 
     fn is_test(&mut self, path: &Path, depth: usize) -> bool {
-        (depth == 0 && in_test_target(path)) || self.is_test_module(path, depth)
+        (depth == 0 && (in_test_target(path) || self.is_declared_test_root(path)))
+            || self.is_test_module(path, depth)
+    }
+
+    /// Whether `path` is the root of a test or benchmark target its package's `Cargo.toml`
+    /// declares with a path of its own (`[[test]] name = "all" path = "src/tests/mod.rs"`):
+    /// cargo builds that file, and the modules it declares, for tests only.
+    fn is_declared_test_root(&mut self, path: &Path) -> bool {
+        let normal = |p: &Path| -> PathBuf {
+            p.components()
+                .filter(|c| !matches!(c, std::path::Component::CurDir))
+                .collect()
+        };
+        let wanted = normal(path);
+        for dir in path.ancestors().skip(1) {
+            if !self.targets.contains_key(dir) {
+                let roots = self
+                    .sources
+                    .read(&dir.join("Cargo.toml"))
+                    .ok()
+                    .map(|bytes| declared_test_roots(&String::from_utf8_lossy(&bytes)));
+                self.targets.insert(dir.to_path_buf(), roots);
+            }
+            if let Some(Some(roots)) = self.targets.get(dir) {
+                // The package's manifest: the nearest one decides.
+                return roots.iter().any(|r| normal(&dir.join(r)) == wanted);
+            }
+        }
+        false
     }
 
     /// Whether the module of the file `path` is declared for test code only in its parent
@@ -372,7 +404,7 @@ impl<'f> TestCode<'f> {
         if let Some(known) = self.parents.get(&parent) {
             return *known;
         }
-        let answer = self.is_test_module(&parent, depth + 1);
+        let answer = self.is_declared_test_root(&parent) || self.is_test_module(&parent, depth + 1);
         self.parents.insert(parent, answer);
         answer
     }
@@ -400,6 +432,21 @@ impl<'f> TestCode<'f> {
 pub fn is_test_file(path: &Path) -> bool {
     let file = IndexedFile::read(path.to_path_buf(), &Disk);
     CrateIndex::new(None, vec![file], &Disk).files[0].test_code
+}
+
+/// The `path`s of the `[[test]]` and `[[bench]]` targets a `Cargo.toml` declares (a manifest
+/// that does not parse declares none).
+fn declared_test_roots(manifest: &str) -> Vec<PathBuf> {
+    let Ok(table) = manifest.parse::<toml::Table>() else {
+        return Vec::new();
+    };
+    ["test", "bench"]
+        .iter()
+        .filter_map(|kind| table.get(*kind).and_then(toml::Value::as_array))
+        .flatten()
+        .filter_map(|target| target.get("path").and_then(toml::Value::as_str))
+        .map(PathBuf::from)
+        .collect()
 }
 
 /// In a package's integration tests or benchmarks: under a `tests` or `benches` directory whose
