@@ -526,22 +526,53 @@ impl<'a, 'c> Flow<'a, 'c> {
                     return states;
                 };
                 let states = self.expr(&init.expr, states);
-                match &init.diverge {
-                    Some((_, else_expr)) => {
-                        // let Ok(x) = op() else { ... };  /  let Some(d) = delays.next() else { .. };
-                        let pat_o = pat_outcome(&l.pat).unwrap_or(Outcome::Neutral);
-                        self.note_tested(&init.expr, pat_o);
-                        let init_op = self.op_of(&init.expr);
-                        let bound = self.bound_kind_of(&init.expr);
-                        let mut else_states =
-                            Self::refined(&states, pat_o.negate(), None, init_op.as_deref());
-                        Self::hint(&mut else_states, bound);
-                        let _ = self.expr(else_expr, else_states);
-                        let mut go_on = Self::refined(&states, pat_o, None, init_op.as_deref());
-                        Self::hint(&mut go_on, bound);
-                        go_on
+                if let Some((_, else_expr)) = &init.diverge {
+                    // let Ok(x) = op() else { ... };  /  let Some(d) = delays.next() else { .. };
+                    let pat_o = pat_outcome(&l.pat).unwrap_or(Outcome::Neutral);
+                    self.note_tested(&init.expr, pat_o);
+                    let init_op = self.op_of(&init.expr);
+                    let bound = self.bound_kind_of(&init.expr);
+                    let mut else_states =
+                        Self::refined(&states, pat_o.negate(), None, init_op.as_deref());
+                    Self::hint(&mut else_states, bound);
+                    let _ = self.expr(else_expr, else_states);
+                    let mut go_on = Self::refined(&states, pat_o, None, init_op.as_deref());
+                    Self::hint(&mut go_on, bound);
+                    // `let Err(error) = result else { return Ok(()) };`: what follows runs
+                    // on the failure, and `error` holds it, as an `Err(error)` arm's
+                    // binding does.
+                    if pat_o == Outcome::Failure {
+                        let mut binding = Vec::new();
+                        super::values::pat_bindings(&l.pat, &mut binding);
+                        let arm = (self.index.of(&l.pat), binding.into_iter().next());
+                        for s in &mut go_on {
+                            s.err_arm = Some(arm.clone());
+                        }
                     }
-                    None => states,
+                    go_on
+                } else {
+                    // `let error = match op() { Ok(v) => return Ok(v), Err(e) => e };`:
+                    // the failure's value is `error` from here on.
+                    let mut states = states;
+                    if let (Expr::Match(m), Pat::Ident(name)) = (&*init.expr, &l.pat) {
+                        let handed: Vec<String> = m
+                            .arms
+                            .iter()
+                            .filter(|a| pat_outcome(&a.pat) == Some(Outcome::Failure))
+                            .filter_map(|a| match (&*a.body, place_key(&a.body)) {
+                                (Expr::Path(_), Some(k)) => Some(k),
+                                _ => None,
+                            })
+                            .collect();
+                        for s in &mut states {
+                            if let Some((_, Some(b))) = &mut s.err_arm {
+                                if handed.contains(b) {
+                                    *b = name.ident.to_string();
+                                }
+                            }
+                        }
+                    }
+                    states
                 }
             }
             Stmt::Expr(e, _) => self.expr(e, states),

@@ -251,7 +251,7 @@ impl<'a> Builder<'a, '_> {
             .iter()
             .filter(|c| c.outcome.may_fail() && !c.readiness)
             .collect();
-        if delays.is_empty() && !has_counter && failing.iter().all(|c| c.classified) {
+        if delays.is_empty() && !has_counter && failing.iter().all(|c| c.classified && c.picked) {
             return None;
         }
         if delays.is_empty()
