@@ -236,7 +236,17 @@ impl<'a> FileScope<'a> {
     /// The full path of `path` after `use` resolution of its first segment.
     #[must_use]
     pub fn resolve(&self, path: &syn::Path) -> Vec<String> {
-        let segs = names::segments(path);
+        self.resolve_owned(names::segments(path))
+    }
+
+    /// [`FileScope::resolve`] for a path given as its segments (a path read from a macro's
+    /// tokens).
+    #[must_use]
+    pub fn resolve_segments(&self, segs: &[String]) -> Vec<String> {
+        self.resolve_owned(segs.to_vec())
+    }
+
+    fn resolve_owned(&self, segs: Vec<String>) -> Vec<String> {
         match segs.first().and_then(|first| self.uses.get(first)) {
             Some(full) => full
                 .iter()

@@ -286,6 +286,97 @@ pub(super) fn reconnects_for_server(
             .all(|&at| inside(&own, at) || callers.iter().any(|g| inside(&index.of(g.block), at)))
 }
 
+/// Whether a loop's wait races a signal from its owner: a `select!` in its body (not in a
+/// closure, an `async` block or an item) with a sleep among its branches and a branch that leaves the loop
+/// (`tokio::select! { _ = sleep(delay) => {}, _ = &mut shutdown => return Ok(()) }`). Such a
+/// loop goes on until its owner tells it to stop: it lives as long as that signal, as a
+/// supervisor does, and only its pauses are a retry's.
+pub(super) fn wait_races_signal(l: &Expr, scope: &FileScope<'_>) -> bool {
+    struct Race<'s, 'a> {
+        scope: &'s FileScope<'a>,
+        found: bool,
+    }
+    impl Race<'_, '_> {
+        fn select(&mut self, mac: &syn::Macro) {
+            let is_select = mac.path.segments.last().is_some_and(|s| {
+                matches!(s.ident.to_string().as_str(), "select" | "select_biased")
+            });
+            if !is_select {
+                return;
+            }
+            let (mut leaves, mut sleeps) = (false, false);
+            scan_tokens(mac.tokens.clone(), &mut Vec::new(), &mut |path, ident| {
+                leaves |= ident == "return" || ident == "break";
+                sleeps |=
+                    !path.is_empty() && self.scope.is_sleep(&self.scope.resolve_segments(path));
+            });
+            self.found |= leaves && sleeps;
+        }
+    }
+    impl<'ast> Visit<'ast> for Race<'_, '_> {
+        fn visit_expr(&mut self, e: &'ast Expr) {
+            let _guard = crate::analysis::limits::enter();
+            match e {
+                // A closure's or an `async` block's `select!` is another task's wait.
+                Expr::Closure(_) | Expr::Async(_) => {}
+                Expr::Macro(m) => self.select(&m.mac),
+                _ => syn::visit::visit_expr(self, e),
+            }
+        }
+        fn visit_stmt_macro(&mut self, m: &'ast syn::StmtMacro) {
+            self.select(&m.mac);
+        }
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    let mut race = Race {
+        scope,
+        found: false,
+    };
+    race.visit_expr(l);
+    race.found
+}
+
+/// Walks a macro's tokens: `f` gets each identifier with the path written up to it
+/// (`tokio::time::sleep` gives `["tokio", "time", "sleep"]` at `sleep`).
+fn scan_tokens(
+    tokens: proc_macro2::TokenStream,
+    path: &mut Vec<String>,
+    f: &mut impl FnMut(&[String], &str),
+) {
+    let _guard = crate::analysis::limits::enter();
+    let mut joined = false;
+    for tt in tokens {
+        match tt {
+            proc_macro2::TokenTree::Ident(i) => {
+                let name = i.to_string();
+                if !joined {
+                    path.clear();
+                }
+                path.push(name.clone());
+                f(path, &name);
+                joined = false;
+            }
+            proc_macro2::TokenTree::Punct(p) => {
+                // `::` comes as two joint `:` puncts.
+                joined =
+                    p.as_char() == ':' && (joined || p.spacing() == proc_macro2::Spacing::Joint);
+                if p.as_char() != ':' {
+                    path.clear();
+                }
+            }
+            proc_macro2::TokenTree::Group(g) => {
+                scan_tokens(g.stream(), &mut Vec::new(), f);
+                path.clear();
+                joined = false;
+            }
+            proc_macro2::TokenTree::Literal(_) => {
+                path.clear();
+                joined = false;
+            }
+        }
+    }
+}
+
 /// The names of the calls in a body, in the order they are written (closures and items
 /// skipped).
 pub(super) fn call_order(body: &Block) -> Vec<String> {

@@ -145,6 +145,13 @@ impl<'a> Builder<'a, '_> {
         // A function that returns the connection its loop makes, with a signature that cannot
         // report a failure, reconnects until it succeeds by design.
         let reconnects_until_connected = retry_shape && returns_its_connection(func.sig, &result);
+        // A reconnect (every operation the loop tests connects) whose wait races its owner's
+        // signal (`select!` on the sleep and a shutdown that leaves) lives as long as that
+        // signal: a supervisor's reconnect. An operation retried until cancelled is not one.
+        let reconnects_until_told = retry_shape
+            && result.tested_ops().next().is_some()
+            && result.tested_ops().all(names::is_connect_operation)
+            && wait_races_signal(l, self.scope);
         if !supervisor && !retry_shape {
             return None;
         }
@@ -329,7 +336,8 @@ impl<'a> Builder<'a, '_> {
             resend_safe: resends_only_unprocessed(&result),
             evidence: Vec::new(),
             supervisor: supervisor
-                || (reconnects_until_connected && matches!(bound, Bound::Unbounded)),
+                || ((reconnects_until_connected || reconnects_until_told)
+                    && matches!(bound, Bound::Unbounded)),
             unpaced,
             paced_inside,
             second_try_only,

@@ -320,6 +320,7 @@ impl<'a> Builder<'a, '_> {
                 {
                     site.supervisor = true;
                 }
+
                 // A counted limit the caller passes in (or a field holds): what the crate
                 // passes there by default is worked out across its files.
                 if matches!(
