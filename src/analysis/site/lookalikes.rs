@@ -1277,10 +1277,13 @@ fn local_target(e: &Expr, cx: &Cx<'_>, depth: usize) -> bool {
     }
     match e {
         Expr::Path(p) => match names::segments(&p.path).as_slice() {
-            [name] if depth == 0 && !locals.param_types.contains_key(name) => locals
-                .lets
-                .get(name)
-                .is_some_and(|values| values.len() == 1 && local_target(values[0], cx, depth + 1)),
+            [name] if depth == 0 && !locals.param_types.contains_key(name) => {
+                locals.lets.get(name).is_some_and(|values| {
+                    values.len() == 1
+                        && (local_target(values[0], cx, depth + 1)
+                            || built_from_loopback(values[0], locals, 0))
+                })
+            }
             _ => false,
         },
         Expr::Call(c) => match &*c.func {
@@ -1291,6 +1294,71 @@ fn local_target(e: &Expr, cx: &Cx<'_>, depth: usize) -> bool {
             }
             _ => false,
         },
+        _ => false,
+    }
+}
+
+/// Whether a value the function binds is built from a loopback address, through its `let`s
+/// (up to four): a client made from a connection made from an endpoint written as
+/// `http://localhost:{port}` (`let endpoint = Endpoint::new(format!("http://localhost:{port}"))?;
+/// let client = HealthClient::new(endpoint.connect_lazy());`). A constructor or a method given
+/// the address builds from it; a value that only falls back to one (`env::var("URL")
+/// .unwrap_or(..)`) is not, and a `match` is when each arm that gives a value is.
+fn built_from_loopback(e: &Expr, locals: &Locals<'_>, depth: usize) -> bool {
+    let _guard = crate::analysis::limits::enter();
+    if depth > 4 {
+        return false;
+    }
+    if names_loopback(e) {
+        return true;
+    }
+    let next = |x: &Expr| built_from_loopback(x, locals, depth);
+    match e {
+        Expr::Path(p) => match names::segments(&p.path).as_slice() {
+            [name] if !locals.param_types.contains_key(name) => {
+                locals.lets.get(name).is_some_and(|values| {
+                    values.len() == 1 && built_from_loopback(values[0], locals, depth + 1)
+                })
+            }
+            _ => false,
+        },
+        Expr::Reference(r) => next(&r.expr),
+        Expr::Paren(p) => next(&p.expr),
+        Expr::Try(t) => next(&t.expr),
+        Expr::Await(a) => next(&a.base),
+        Expr::Call(c) => c.args.iter().any(next),
+        Expr::MethodCall(m) => {
+            // `unwrap_or(default)`, `or(..)`: std's fallbacks (API, here) keep what the
+            // receiver gives when it has one.
+            let fallback = matches!(
+                m.method.to_string().as_str(),
+                "unwrap_or" | "unwrap_or_else" | "unwrap_or_default" | "or" | "or_else"
+            );
+            next(&m.receiver) || (!fallback && m.args.iter().any(next))
+        }
+        Expr::Match(m) => {
+            let giving: Vec<&syn::Arm> = m.arms.iter().filter(|a| !diverges(&a.body)).collect();
+            !giving.is_empty() && giving.iter().all(|a| next(&a.body))
+        }
+        Expr::Block(b) => b.block.stmts.last().is_some_and(|s| match s {
+            syn::Stmt::Expr(x, None) => next(x),
+            _ => false,
+        }),
+        _ => false,
+    }
+}
+
+/// An arm body that never gives a value: `return`, `bail!(..)`, `panic!(..)`, `continue`,
+/// `break`.
+fn diverges(e: &Expr) -> bool {
+    match e {
+        Expr::Return(_) | Expr::Continue(_) | Expr::Break(_) => true,
+        Expr::Macro(m) => m.mac.path.segments.last().is_some_and(|s| {
+            matches!(
+                s.ident.to_string().as_str(),
+                "bail" | "panic" | "unreachable" | "todo" | "unimplemented"
+            )
+        }),
         _ => false,
     }
 }
