@@ -211,6 +211,36 @@ fn a_match_of_thousands_of_arms_in_a_retry_loop_is_analysed_not_skipped() {
 }
 
 #[test]
+fn a_hundred_bare_loops_around_a_retry_are_analysed_not_skipped() {
+    // `loop { loop { .. } }` a hundred deep (a fuzzer's find, a small and shallow file): the
+    // outer loops do nothing of their own, and judging each of them would read the retry inside
+    // a hundred times. The innermost is judged, within the work budget.
+    let dir = temp();
+    write(
+        dir.path(),
+        "bare.rs",
+        format!(
+            "fn f() -> u32 {{\n{}\n    loop {{\n        match op() {{\n            Ok(v) => return v,\n\
+             \x20           Err(_) => std::thread::sleep(DELAY),\n        }}\n    }}\n{}\n}}\n",
+            "loop {".repeat(100),
+            "}".repeat(100)
+        ),
+    );
+    let run = run(dir.path(), &["--format", "json", "--preview", "bare.rs"]);
+    assert_eq!(
+        skipped_lines(&run.stderr),
+        Vec::<&str>::new(),
+        "{}",
+        run.stderr
+    );
+    let rules: std::collections::BTreeSet<String> = json_lines(&run.stdout)
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert!(rules.contains("RA002"), "{rules:?}");
+}
+
+#[test]
 fn a_file_too_complex_to_analyse_is_skipped_with_its_path_and_the_scan_goes_on() {
     // Shallow enough to parse (a syntax depth under the limit), but 3 000 calls nested in each
     // other inside a retry loop: the analysis of each call looks at the whole call inside it,

@@ -911,6 +911,14 @@ fn called_names(body: &Block, out: &mut HashSet<String>) {
 
 /// Finds candidate loops (any depth, inside closures and async blocks too) and closures handed
 /// to retry helpers.
+/// A `loop` whose body is one statement, itself a `loop`.
+fn wraps_only_a_loop(e: &Expr) -> bool {
+    match e {
+        Expr::Loop(l) => matches!(l.body.stmts.as_slice(), [syn::Stmt::Expr(Expr::Loop(_), _)]),
+        _ => false,
+    }
+}
+
 struct LoopFinder<'a, 'c> {
     /// Each loop, whether a `timeout(..)` wraps it, and whether it runs in async code.
     loops: Vec<(&'a Expr, bool, bool)>,
@@ -986,7 +994,12 @@ impl<'a> Visit<'a> for LoopFinder<'a, '_> {
         let _guard = crate::analysis::limits::enter();
         match e {
             Expr::Loop(_) | Expr::While(_) | Expr::ForLoop(_) => {
-                self.loops.push((e, self.timeout_depth > 0, self.in_async));
+                // `loop { loop { .. } }`: the outer `loop` does nothing of its own (it goes
+                // round only when the inner one breaks); the inner one is what is judged. Not
+                // analysing it keeps deep nests of bare loops linear.
+                if !wraps_only_a_loop(e) {
+                    self.loops.push((e, self.timeout_depth > 0, self.in_async));
+                }
                 syn::visit::visit_expr(self, e);
             }
             // An `async` block runs on an executor; a plain closure (e.g. for `spawn_blocking`)
