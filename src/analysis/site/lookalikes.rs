@@ -1348,15 +1348,15 @@ fn built_from_loopback(e: &Expr, locals: &Locals<'_>, depth: usize) -> bool {
     }
 }
 
-/// An arm body that never gives a value: `return`, `bail!(..)`, `panic!(..)`, `continue`,
-/// `break`.
+/// An arm body that never gives a value: `return`, `continue`, `break`, or a macro of the
+/// vocabulary's `failing-macros` (`bail!(..)`, `panic!(..)`).
 fn diverges(e: &Expr) -> bool {
     match e {
         Expr::Return(_) | Expr::Continue(_) | Expr::Break(_) => true,
         Expr::Macro(m) => m.mac.path.segments.last().is_some_and(|s| {
-            matches!(
-                s.ident.to_string().as_str(),
-                "bail" | "panic" | "unreachable" | "todo" | "unimplemented"
+            crate::analysis::known::builtin().word(
+                crate::analysis::known::List::FailingMacros,
+                &s.ident.to_string(),
             )
         }),
         _ => false,
