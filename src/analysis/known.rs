@@ -158,6 +158,9 @@ lists! {
         /// Calls (by crate and method) whose `Err` carries every HTTP status from 400: retrying each
         /// of their errors retries client errors.
         StatusErrorCalls = "status-error-calls", status_error_calls;
+        /// Calls (by crate and method) that fail on transport only, a response of any status
+        /// being `Ok`: retrying each of their errors retries no client error.
+        TransportErrorCalls = "transport-error-calls", transport_error_calls;
         /// Attribute macros of other crates that make a function retry its body.
         RetryAttributes = "retry-attributes", retry_attributes;
         /// Constructors of this project's own retry wrappers (`RetryLayer::new`), compliant by

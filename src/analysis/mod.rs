@@ -78,6 +78,8 @@ pub struct Extensions {
     pub messaging_crates: Vec<String>,
     /// Calls (`crate::method`) whose `Err` carries every HTTP status from 400.
     pub status_error_calls: Vec<String>,
+    /// Calls (`crate::method`) that fail on transport only (a response of any status is `Ok`).
+    pub transport_error_calls: Vec<String>,
     /// Attribute macros that make a function retry its body.
     pub retry_attributes: Vec<String>,
     /// Constructors of retry wrappers compliant by construction (a function making one retries).
@@ -114,6 +116,7 @@ impl Extensions {
             L::NoWaits => &self.no_waits,
             L::MessagingCrates => &self.messaging_crates,
             L::StatusErrorCalls => &self.status_error_calls,
+            L::TransportErrorCalls => &self.transport_error_calls,
             L::RetryAttributes => &self.retry_attributes,
             L::CompliantRetries => &self.compliant_retries,
             L::LocalEndpoints => &self.local_endpoints,
@@ -142,6 +145,7 @@ impl Extensions {
             L::NoWaits => &mut self.no_waits,
             L::MessagingCrates => &mut self.messaging_crates,
             L::StatusErrorCalls => &mut self.status_error_calls,
+            L::TransportErrorCalls => &mut self.transport_error_calls,
             L::RetryAttributes => &mut self.retry_attributes,
             L::CompliantRetries => &mut self.compliant_retries,
             L::LocalEndpoints => &mut self.local_endpoints,

@@ -121,6 +121,9 @@ pub struct FileScope<'a> {
     /// The fields of the file's structs and their types' names (`client: Arc<StoreClient>` →
     /// `StoreClient`: through `Arc`, `Box`, `Rc`, `Mutex`, `RwLock` and the like).
     pub struct_fields: HashMap<String, HashMap<String, String>>,
+    /// The same fields' types as written (`client: Arc<reqwest::Client>` → `reqwest::Client`),
+    /// to resolve through the file's `use`.
+    pub field_paths: HashMap<String, HashMap<String, Vec<String>>>,
     /// Associated constants declared by the file's traits (`const BYTES: usize;`): defined
     /// names, without a value to read.
     pub trait_consts: Vec<String>,
@@ -346,6 +349,29 @@ impl<'a> FileScope<'a> {
     pub fn is_random_path(&self, full: &[String]) -> bool {
         full.iter().any(|s| self.is_random_crate(s))
             || Extensions::matches(&self.ext.random_sources, full)
+    }
+
+    /// Whether `method`, called on a value the crate `krate` made, fails on transport only: a
+    /// response of any status is its `Ok` (`transport-error-calls` of the models, or a team's).
+    #[must_use]
+    pub fn is_transport_only(&self, krate: &str, method: &str) -> bool {
+        let full = [krate.to_owned(), method.to_owned()];
+        known::builtin()
+            .path(List::TransportErrorCalls, &full)
+            .is_some()
+            || Extensions::matches(&self.ext.transport_error_calls, &full)
+    }
+
+    /// The crate a resolved path names: its first segment when that is a crate's name before
+    /// the item (`reqwest::Client`): not this crate's (`crate::`, `self::`, `super::`, a module
+    /// the file declares) and not a type (`Client::new` with no `use`: a type of this crate).
+    #[must_use]
+    pub fn crate_of(&self, full: &[String]) -> Option<String> {
+        let first = full.first()?;
+        let own = matches!(first.as_str(), "crate" | "self" | "super" | "Self")
+            || self.mods.contains(first)
+            || !first.starts_with(|c: char| c.is_ascii_lowercase());
+        (full.len() >= 2 && !own).then(|| first.clone())
     }
 
     /// Whether a resolved type path connects only to this machine (a Unix-domain socket, a
@@ -765,6 +791,17 @@ impl<'a> Visit<'a> for FileScope<'a> {
             .collect();
         if !fields.is_empty() {
             self.struct_fields.insert(node.ident.to_string(), fields);
+        }
+        let paths: HashMap<String, Vec<String>> = node
+            .fields
+            .iter()
+            .filter_map(|f| {
+                let path = held_path(&f.ty)?;
+                Some((f.ident.as_ref()?.to_string(), names::segments(path)))
+            })
+            .collect();
+        if !paths.is_empty() {
+            self.field_paths.insert(node.ident.to_string(), paths);
         }
         syn::visit::visit_item_struct(self, node);
     }

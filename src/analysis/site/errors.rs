@@ -186,10 +186,14 @@ pub(super) fn is_blind(result: &FlowResult, body: &Block) -> bool {
 /// was: no failing path picks a kind of error or a status, and no failure leaves the loop after
 /// its error was inspected. The request is told by its call (see [`names::remote_request`]), or
 /// by the body of a function of this file it calls (`self.get_balance(..)` sending an RPC).
+///
+/// A call that fails on transport only (reqwest's `send()`: a 4xx is an `Ok(Response)`) is not
+/// such a request: retrying each of its errors retries no client error (see [`Receivers`]).
 pub(super) fn unclassified(
     result: &FlowResult,
     index: &LineIndex<'_>,
     scope: &FileScope<'_>,
+    transport_only: &[Span],
 ) -> Option<crate::analysis::Unclassified> {
     let _guard = crate::analysis::limits::enter();
     if result.classifying_exit || result.reads_verdict {
@@ -206,6 +210,9 @@ pub(super) fn unclassified(
     let mut found = None;
     for op in failing.iter().filter_map(|c| c.op.as_deref()) {
         for (name, span) in result.tested_calls.iter().filter(|(n, _)| n == op) {
+            if transport_only.contains(span) {
+                continue;
+            }
             let remote = names::remote_request(name, index.text(*span)).or_else(|| {
                 scope.consult(Facts::ERRORS, || {
                     scope
@@ -231,7 +238,10 @@ pub(super) fn unclassified(
 /// Whether a function's body makes a remote request (a call [`names::remote_request`] tells
 /// is one), read one level deep.
 pub(super) fn makes_remote_request(body: &Block) -> Option<bool> {
-    let mut r = RemoteCall { found: None };
+    let mut r = RemoteCall {
+        found: None,
+        receivers: None,
+    };
     r.visit_block(body);
     r.found.is_some().then_some(true)
 }
@@ -241,8 +251,12 @@ pub(super) fn makes_remote_request(body: &Block) -> Option<bool> {
 pub(super) fn remote_call_in(
     body: &Expr,
     index: &LineIndex<'_>,
+    receivers: &Receivers<'_, '_>,
 ) -> Option<crate::analysis::Unclassified> {
-    let mut r = RemoteCall { found: None };
+    let mut r = RemoteCall {
+        found: None,
+        receivers: Some(receivers),
+    };
     r.visit_expr(body);
     let (op, e) = r.found?;
     Some(crate::analysis::Unclassified {
@@ -254,14 +268,25 @@ pub(super) fn remote_call_in(
 /// Finds the first call that [`names::remote_request`] tells is one, by its name and the words
 /// of its receiver when that is a place (`self.client`, not a whole chain), and of its
 /// arguments that are paths (`self.send(RpcRequest::GetBalance, ..)`, `fetch(client, url)`).
-pub(super) struct RemoteCall<'ast> {
+/// A call that fails on transport only is skipped, with the chain that made its receiver
+/// (`client.get(url)` before `.send()`), when the function's values are known.
+pub(super) struct RemoteCall<'ast, 'r> {
     pub(in crate::analysis) found: Option<(String, &'ast Expr)>,
+    pub(in crate::analysis) receivers: Option<&'r Receivers<'r, 'r>>,
 }
 
-impl<'ast> Visit<'ast> for RemoteCall<'ast> {
+impl<'ast> Visit<'ast> for RemoteCall<'ast, '_> {
     fn visit_expr(&mut self, e: &'ast Expr) {
         let _guard = crate::analysis::limits::enter();
         if self.found.is_some() {
+            return;
+        }
+        if self.receivers.is_some_and(|rx| rx.transport_only(e)) {
+            match e {
+                Expr::MethodCall(m) => m.args.iter().for_each(|a| self.visit_expr(a)),
+                Expr::Call(c) => c.args.iter().for_each(|a| self.visit_expr(a)),
+                _ => {}
+            }
             return;
         }
         let path_args = |args: &syn::punctuated::Punctuated<Expr, syn::Token![,]>,
@@ -300,6 +325,197 @@ impl<'ast> Visit<'ast> for RemoteCall<'ast> {
         syn::visit::visit_expr(self, e);
     }
     fn visit_item(&mut self, _: &'ast syn::Item) {}
+}
+
+/// Where the values a function handles come from, to tell which crate made a request's
+/// receiver: its parameters' written types, its `let`s (followed to what they are bound to) and
+/// the fields of the type whose `impl` it is in, each resolved through the file's `use`. A name
+/// none of them gives, or a type this crate defines, is unknown.
+pub(super) struct Receivers<'s, 'a> {
+    pub(super) locals: &'s Locals<'a>,
+    pub(super) scope: &'s FileScope<'a>,
+    pub(super) fields: Option<&'s std::collections::HashMap<String, Vec<String>>>,
+}
+
+impl Receivers<'_, '_> {
+    /// Whether a call fails on transport only, a response of any status being its `Ok`: a
+    /// method of the models' `transport-error-calls` on a value its crate made
+    /// (`client.get(url).send()` where `client` is a `reqwest::Client` parameter, field, or a
+    /// `let` of `reqwest::Client::new()`), or such a function of the crate (`reqwest::get(url)`).
+    pub(super) fn transport_only(&self, call: &Expr) -> bool {
+        let _guard = crate::analysis::limits::enter();
+        match call {
+            Expr::Await(a) => self.transport_only(&a.base),
+            Expr::Paren(p) => self.transport_only(&p.expr),
+            Expr::MethodCall(m) => self
+                .made_by(&m.receiver, 0)
+                .is_some_and(|k| self.scope.is_transport_only(&k, &m.method.to_string())),
+            Expr::Call(c) => match &*c.func {
+                Expr::Path(p) => {
+                    let full = self.scope.resolve(&p.path);
+                    self.scope
+                        .crate_of(&full)
+                        .zip(full.last())
+                        .is_some_and(|(k, m)| self.scope.is_transport_only(&k, m))
+                }
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+
+    /// The crate that made an expression's value: a method's receiver's (a builder's chain keeps
+    /// its crate), a constructor's path, a parameter's or field's written type, what every `let`
+    /// of a name binds (up to four `let`s deep), what every branch of an `if`/`match` that gives
+    /// a value gives.
+    fn made_by(&self, e: &Expr, depth: usize) -> Option<String> {
+        let _guard = crate::analysis::limits::enter();
+        if depth > 4 {
+            return None;
+        }
+        let next = |x: &Expr| self.made_by(x, depth);
+        let agree = |mut all: Vec<Option<String>>| -> Option<String> {
+            let first = all.pop()??;
+            all.into_iter()
+                .all(|k| k.as_ref() == Some(&first))
+                .then_some(first)
+        };
+        let tail = |b: &Block| match b.stmts.last() {
+            Some(syn::Stmt::Expr(x, None)) => next(x),
+            _ => None,
+        };
+        match e {
+            Expr::Reference(r) => next(&r.expr),
+            Expr::Paren(p) => next(&p.expr),
+            Expr::Group(g) => next(&g.expr),
+            Expr::Try(t) => next(&t.expr),
+            Expr::Await(a) => next(&a.base),
+            Expr::MethodCall(m) => next(&m.receiver).or_else(|| {
+                matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self"))
+                    .then(|| self.returned_by(&m.method.to_string()))?
+            }),
+            Expr::Call(c) => match &*c.func {
+                Expr::Path(p) => self
+                    .scope
+                    .crate_of(&self.scope.resolve(&p.path))
+                    .or_else(|| self.returned_by(&p.path.get_ident()?.to_string())),
+                _ => None,
+            },
+            Expr::Field(f) => {
+                let on_self = matches!(&*f.base, Expr::Path(p) if p.path.is_ident("self"));
+                let syn::Member::Named(name) = &f.member else {
+                    return None;
+                };
+                let written = self.fields?.get(&name.to_string()).filter(|_| on_self)?;
+                self.scope.crate_of(&self.scope.resolve_segments(written))
+            }
+            Expr::Path(p) => {
+                let [name] = names::segments(&p.path).try_into().ok()?;
+                if let Some(ty) = self.locals.param_types.get(&name) {
+                    let held = crate::analysis::scope::held_path(ty)?;
+                    return self.scope.crate_of(&self.scope.resolve(held));
+                }
+                // `builder = builder.timeout(..)` keeps what the other bindings made.
+                let values: Vec<&Expr> = self
+                    .locals
+                    .lets
+                    .get(&name)?
+                    .iter()
+                    .copied()
+                    .filter(|v| !crate::analysis::values::mentions(v, &name))
+                    .collect();
+                if values.len() > 4 {
+                    return None;
+                }
+                agree(
+                    values
+                        .into_iter()
+                        .map(|v| self.made_by(v, depth + 1))
+                        .collect(),
+                )
+            }
+            Expr::If(i) => {
+                let (_, other) = i.else_branch.as_ref()?;
+                agree(vec![tail(&i.then_branch), next(other)])
+            }
+            Expr::Block(b) => tail(&b.block),
+            Expr::Match(m) => agree(
+                m.arms
+                    .iter()
+                    .filter(|a| !super::lookalikes::diverges(&a.body))
+                    .map(|a| next(&a.body))
+                    .collect(),
+            ),
+            _ => None,
+        }
+    }
+
+    /// The crate of the value a function of this crate returns, as its signature writes it
+    /// (`fn http() -> reqwest::Client`; through `Result` and `Option`). A function of another
+    /// file is read only where it writes the crate's path in full: its `use`s are not this
+    /// file's.
+    fn returned_by(&self, name: &str) -> Option<String> {
+        let f = self.scope.function(name)?;
+        let syn::ReturnType::Type(_, ty) = &f.sig.output else {
+            return None;
+        };
+        let mut held = crate::analysis::scope::held_path(ty)?;
+        if let Some(last) = held.segments.last() {
+            if matches!(last.ident.to_string().as_str(), "Result" | "Option") {
+                let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+                    return None;
+                };
+                held = args.args.iter().find_map(|a| match a {
+                    syn::GenericArgument::Type(inner) => crate::analysis::scope::held_path(inner),
+                    _ => None,
+                })?;
+            }
+        }
+        let full = if self.scope.fns.contains_key(name) {
+            self.scope.resolve(held)
+        } else {
+            names::segments(held)
+        };
+        self.scope.crate_of(&full)
+    }
+
+    /// The spans of the calls in `root` that fail on transport only (with their `.await`).
+    pub(super) fn transport_only_calls(&self, root: Root<'_>, index: &LineIndex<'_>) -> Vec<Span> {
+        struct Find<'r, 'i, 'a> {
+            rx: &'r Receivers<'r, 'r>,
+            index: &'i LineIndex<'a>,
+            out: Vec<Span>,
+        }
+        impl<'ast> Visit<'ast> for Find<'_, '_, '_> {
+            fn visit_expr(&mut self, e: &'ast Expr) {
+                let _guard = crate::analysis::limits::enter();
+                if matches!(e, Expr::MethodCall(_) | Expr::Call(_) | Expr::Await(_))
+                    && self.rx.transport_only(e)
+                {
+                    self.out.push(self.index.of(e));
+                }
+                syn::visit::visit_expr(self, e);
+            }
+            fn visit_item(&mut self, _: &'ast syn::Item) {}
+        }
+        let mut find = Find {
+            rx: self,
+            index,
+            out: Vec::new(),
+        };
+        match root {
+            Root::Expr(e) => find.visit_expr(e),
+            Root::Block(b) => find.visit_block(b),
+        }
+        find.out
+    }
+}
+
+/// Where to look for calls: a loop, or a function's body.
+#[derive(Clone, Copy)]
+pub(super) enum Root<'x> {
+    Expr(&'x Expr),
+    Block(&'x Block),
 }
 
 /// Whether every resend happens after a failure that the server did not process: a 429, a

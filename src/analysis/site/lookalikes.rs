@@ -1350,7 +1350,7 @@ fn built_from_loopback(e: &Expr, locals: &Locals<'_>, depth: usize) -> bool {
 
 /// An arm body that never gives a value: `return`, `continue`, `break`, or a macro of the
 /// vocabulary's `failing-macros` (`bail!(..)`, `panic!(..)`).
-fn diverges(e: &Expr) -> bool {
+pub(super) fn diverges(e: &Expr) -> bool {
     match e {
         Expr::Return(_) | Expr::Continue(_) | Expr::Break(_) => true,
         Expr::Macro(m) => m.mac.path.segments.last().is_some_and(|s| {

@@ -292,7 +292,13 @@ impl<'a> Builder<'a, '_> {
         let unclassified = if policy_decides {
             None
         } else {
-            unclassified(&result, self.index, self.scope)
+            let receivers = Receivers {
+                locals,
+                scope: self.scope,
+                fields: owner.and_then(|o| self.scope.field_paths.get(&o.to_string())),
+            };
+            let transport = receivers.transport_only_calls(Root::Expr(l), self.index);
+            unclassified(&result, self.index, self.scope, &transport)
         };
         // A path that found the attempts used up goes round only when nothing else ends the
         // loop (a `for` range, a `while` on the counter would).
@@ -429,7 +435,15 @@ impl<'a> Builder<'a, '_> {
         let keys = per_attempt_keys(f.block, self.scope, self.index, &name);
         let per_attempt = AttemptFacts::of_block(f.block, self.scope, self.index, Some(locals));
         let blind = is_blind(&result, f.block);
-        let unclassified = unclassified(&result, self.index, self.scope);
+        let receivers = Receivers {
+            locals,
+            scope: self.scope,
+            fields: f
+                .owner
+                .and_then(|o| self.scope.field_paths.get(&o.to_string())),
+        };
+        let transport = receivers.transport_only_calls(Root::Block(f.block), self.index);
+        let unclassified = unclassified(&result, self.index, self.scope, &transport);
         let has_keys = !keys.is_empty();
         Some(RetrySite {
             blind,

@@ -356,7 +356,14 @@ impl<'a> Builder<'a, '_> {
                 site.statuses = v.statuses;
             }
             if every_error {
-                site.unclassified = remote_call_in(closure, self.index);
+                let receivers = Receivers {
+                    locals: locals(),
+                    scope: self.scope,
+                    fields: f
+                        .owner
+                        .and_then(|o| self.scope.field_paths.get(&o.to_string())),
+                };
+                site.unclassified = remote_call_in(closure, self.index, &receivers);
                 // `Retry::new(self.retry_policy.clone(), op)`: the strategy the field holds by
                 // default decides the runner's bound and waits, reported at the runner too.
                 if let Some((at, mut policy, field)) = runner_strategy(call).and_then(|arg| {
