@@ -169,6 +169,8 @@ lists! {
         /// Types whose connections reach only this machine (Unix-domain sockets, named pipes): a
         /// loop that waits for one to connect waits for something local.
         LocalEndpoints = "local-endpoints", local_endpoints;
+        /// Modules of in-process channels: their values and errors hand work over in memory.
+        InProcessChannels = "in-process-channels", in_process_channels;
     }
     // Vocabulary (`models/vocabulary.toml`): words of project code's names, each list read by
     // one predicate of `names.rs` (which says how it is matched: a whole name, a word of it, a
@@ -689,6 +691,18 @@ impl Models {
             !e.segments.is_empty()
                 && full.len() >= e.segments.len()
                 && full[full.len() - e.segments.len()..] == e.segments[..]
+        })
+        .map(|e| e.text.as_str())
+    }
+
+    /// The entry of `list` (a module's path) that a resolved path starts with
+    /// (`tokio::sync::mpsc` for `tokio::sync::mpsc::error::SendError`).
+    #[must_use]
+    pub fn module(&self, list: List, full: &[String]) -> Option<&str> {
+        self.find(list, |e| {
+            !e.segments.is_empty()
+                && full.len() > e.segments.len()
+                && full[..e.segments.len()] == e.segments[..]
         })
         .map(|e| e.text.as_str())
     }

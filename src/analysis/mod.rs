@@ -86,6 +86,8 @@ pub struct Extensions {
     pub compliant_retries: Vec<String>,
     /// Types whose connections reach only this machine (Unix-domain sockets, named pipes).
     pub local_endpoints: Vec<String>,
+    /// Modules of in-process channels (a value or error of one reaches no service).
+    pub in_process_channels: Vec<String>,
     /// Retry crates' policies (`[[extend.policies]]`), tried before the built-in ones.
     pub policies: Vec<policy_model::PolicyModel>,
     /// Words added to the vocabulary lists (`models/vocabulary.toml`: `retry-words`,
@@ -120,6 +122,7 @@ impl Extensions {
             L::RetryAttributes => &self.retry_attributes,
             L::CompliantRetries => &self.compliant_retries,
             L::LocalEndpoints => &self.local_endpoints,
+            L::InProcessChannels => &self.in_process_channels,
             _ => self.vocabulary.get(&list).map_or(&[], Vec::as_slice),
         }
     }
@@ -149,6 +152,7 @@ impl Extensions {
             L::RetryAttributes => &mut self.retry_attributes,
             L::CompliantRetries => &mut self.compliant_retries,
             L::LocalEndpoints => &mut self.local_endpoints,
+            L::InProcessChannels => &mut self.in_process_channels,
             _ => self.vocabulary.entry(list).or_default(),
         }
     }

@@ -362,6 +362,27 @@ impl<'a> FileScope<'a> {
             || Extensions::matches(&self.ext.transport_error_calls, &full)
     }
 
+    /// Whether a resolved path is in a module of in-process channels (`in-process-channels` of
+    /// the models, or a team's): `tokio::sync::mpsc::UnboundedSender`, `std::sync::mpsc::SendError`.
+    #[must_use]
+    pub fn is_in_process_channel(&self, full: &[String]) -> bool {
+        known::builtin()
+            .module(List::InProcessChannels, full)
+            .is_some()
+            || self.ext.in_process_channels.iter().any(|m| {
+                let segs: Vec<&str> = m.split("::").filter(|s| !s.is_empty()).collect();
+                !segs.is_empty()
+                    && full.len() > segs.len()
+                    && full.iter().zip(&segs).all(|(a, b)| a == b)
+            })
+    }
+
+    /// `full` when it is a path of another crate (see [`FileScope::crate_of`]).
+    #[must_use]
+    pub fn foreign(&self, full: Vec<String>) -> Option<Vec<String>> {
+        self.crate_of(&full).map(|_| full)
+    }
+
     /// The crate a resolved path names: its first segment when that is a crate's name before
     /// the item (`reqwest::Client`): not this crate's (`crate::`, `self::`, `super::`, a module
     /// the file declares) and not a type (`Client::new` with no `use`: a type of this crate).

@@ -348,7 +348,7 @@ impl Receivers<'_, '_> {
             Expr::Await(a) => self.transport_only(&a.base),
             Expr::Paren(p) => self.transport_only(&p.expr),
             Expr::MethodCall(m) => self
-                .made_by(&m.receiver, 0)
+                .made_by(&m.receiver)
                 .is_some_and(|k| self.scope.is_transport_only(&k, &m.method.to_string())),
             Expr::Call(c) => match &*c.func {
                 Expr::Path(p) => {
@@ -364,21 +364,37 @@ impl Receivers<'_, '_> {
         }
     }
 
-    /// The crate that made an expression's value: a method's receiver's (a builder's chain keeps
-    /// its crate), a constructor's path, a parameter's or field's written type, what every `let`
-    /// of a name binds (up to four `let`s deep), what every branch of an `if`/`match` that gives
-    /// a value gives.
-    fn made_by(&self, e: &Expr, depth: usize) -> Option<String> {
+    /// The crate that made an expression's value (see [`Receivers::origin`]).
+    fn made_by(&self, e: &Expr) -> Option<String> {
+        self.origin(e, 0)?.into_iter().next()
+    }
+
+    /// Where an expression's value comes from, as a resolved path of another crate: a
+    /// method's receiver's (a builder's chain keeps its crate), a constructor's path, a
+    /// parameter's or field's written type, what every `let` of a name binds (up to four `let`s
+    /// deep), what every branch of an `if`/`match` that gives a value gives (the part of their
+    /// paths they share: `tokio::sync::mpsc` for `mpsc::channel` and `mpsc::Sender`).
+    pub(super) fn origin(&self, e: &Expr, depth: usize) -> Option<Vec<String>> {
         let _guard = crate::analysis::limits::enter();
         if depth > 4 {
             return None;
         }
-        let next = |x: &Expr| self.made_by(x, depth);
-        let agree = |mut all: Vec<Option<String>>| -> Option<String> {
-            let first = all.pop()??;
-            all.into_iter()
-                .all(|k| k.as_ref() == Some(&first))
-                .then_some(first)
+        let next = |x: &Expr| self.origin(x, depth);
+        let agree = |all: Vec<Option<Vec<String>>>| -> Option<Vec<String>> {
+            let mut shared: Option<Vec<String>> = None;
+            for path in all {
+                let path = path?;
+                shared = Some(match shared {
+                    None => path,
+                    Some(s) => s
+                        .into_iter()
+                        .zip(path)
+                        .take_while(|(a, b)| a == b)
+                        .map(|(a, _)| a)
+                        .collect(),
+                });
+            }
+            shared.filter(|s| !s.is_empty())
         };
         let tail = |b: &Block| match b.stmts.last() {
             Some(syn::Stmt::Expr(x, None)) => next(x),
@@ -397,7 +413,7 @@ impl Receivers<'_, '_> {
             Expr::Call(c) => match &*c.func {
                 Expr::Path(p) => self
                     .scope
-                    .crate_of(&self.scope.resolve(&p.path))
+                    .foreign(self.scope.resolve(&p.path))
                     .or_else(|| self.returned_by(&p.path.get_ident()?.to_string())),
                 _ => None,
             },
@@ -407,13 +423,13 @@ impl Receivers<'_, '_> {
                     return None;
                 };
                 let written = self.fields?.get(&name.to_string()).filter(|_| on_self)?;
-                self.scope.crate_of(&self.scope.resolve_segments(written))
+                self.scope.foreign(self.scope.resolve_segments(written))
             }
             Expr::Path(p) => {
                 let [name] = names::segments(&p.path).try_into().ok()?;
                 if let Some(ty) = self.locals.param_types.get(&name) {
                     let held = crate::analysis::scope::held_path(ty)?;
-                    return self.scope.crate_of(&self.scope.resolve(held));
+                    return self.scope.foreign(self.scope.resolve(held));
                 }
                 // `builder = builder.timeout(..)` keeps what the other bindings made.
                 let values: Vec<&Expr> = self
@@ -430,7 +446,7 @@ impl Receivers<'_, '_> {
                 agree(
                     values
                         .into_iter()
-                        .map(|v| self.made_by(v, depth + 1))
+                        .map(|v| self.origin(v, depth + 1))
                         .collect(),
                 )
             }
@@ -450,11 +466,11 @@ impl Receivers<'_, '_> {
         }
     }
 
-    /// The crate of the value a function of this crate returns, as its signature writes it
+    /// The type of the value a function of this crate returns, as its signature writes it
     /// (`fn http() -> reqwest::Client`; through `Result` and `Option`). A function of another
     /// file is read only where it writes the crate's path in full: its `use`s are not this
     /// file's.
-    fn returned_by(&self, name: &str) -> Option<String> {
+    fn returned_by(&self, name: &str) -> Option<Vec<String>> {
         let f = self.scope.function(name)?;
         let syn::ReturnType::Type(_, ty) = &f.sig.output else {
             return None;
@@ -476,7 +492,7 @@ impl Receivers<'_, '_> {
         } else {
             names::segments(held)
         };
-        self.scope.crate_of(&full)
+        self.scope.foreign(full)
     }
 
     /// The spans of the calls in `root` that fail on transport only (with their `.await`).
@@ -493,6 +509,81 @@ impl Receivers<'_, '_> {
                     && self.rx.transport_only(e)
                 {
                     self.out.push(self.index.of(e));
+                }
+                syn::visit::visit_expr(self, e);
+            }
+            fn visit_item(&mut self, _: &'ast syn::Item) {}
+        }
+        let mut find = Find {
+            rx: self,
+            index,
+            out: Vec::new(),
+        };
+        match root {
+            Root::Expr(e) => find.visit_expr(e),
+            Root::Block(b) => find.visit_block(b),
+        }
+        find.out
+    }
+}
+
+impl Receivers<'_, '_> {
+    /// The spans of the operations in `root` that hand work over an in-process channel: a call
+    /// on a value a channel module made (`tx.send(job)` where `tx` comes from `mpsc::channel(8)`
+    /// or is a field of type `mpsc::Sender<Job>`), or the expression a failure pattern naming a
+    /// channel's error is matched against (`if let Err(mpsc::error::SendError(job)) =
+    /// sender.send(job)`), with its `.await`.
+    pub(super) fn channel_calls(&self, root: Root<'_>, index: &LineIndex<'_>) -> Vec<Span> {
+        struct Find<'r, 'i, 'a> {
+            rx: &'r Receivers<'r, 'r>,
+            index: &'i LineIndex<'a>,
+            out: Vec<Span>,
+        }
+        impl Find<'_, '_, '_> {
+            fn names_channel_error(&self, pat: &syn::Pat) -> bool {
+                let syn::Pat::TupleStruct(err) = pat else {
+                    return false;
+                };
+                if !err.path.is_ident("Err") {
+                    return false;
+                }
+                let path = match err.elems.first() {
+                    Some(syn::Pat::TupleStruct(t)) => &t.path,
+                    Some(syn::Pat::Struct(s)) => &s.path,
+                    Some(syn::Pat::Path(p)) => &p.path,
+                    _ => return false,
+                };
+                self.rx
+                    .scope
+                    .is_in_process_channel(&self.rx.scope.resolve(path))
+            }
+            fn push(&mut self, e: &Expr) {
+                let _guard = crate::analysis::limits::enter();
+                self.out.push(self.index.of(e));
+                match e {
+                    Expr::Await(a) => self.push(&a.base),
+                    Expr::Paren(p) => self.push(&p.expr),
+                    _ => {}
+                }
+            }
+        }
+        impl<'ast> Visit<'ast> for Find<'_, '_, '_> {
+            fn visit_expr(&mut self, e: &'ast Expr) {
+                let _guard = crate::analysis::limits::enter();
+                match e {
+                    Expr::MethodCall(m)
+                        if self
+                            .rx
+                            .origin(&m.receiver, 0)
+                            .is_some_and(|o| self.rx.scope.is_in_process_channel(&o)) =>
+                    {
+                        self.push(e);
+                    }
+                    Expr::Let(l) if self.names_channel_error(&l.pat) => self.push(&l.expr),
+                    Expr::Match(m) if m.arms.iter().any(|a| self.names_channel_error(&a.pat)) => {
+                        self.push(&m.expr);
+                    }
+                    _ => {}
                 }
                 syn::visit::visit_expr(self, e);
             }

@@ -131,6 +131,23 @@ impl<'a> Builder<'a, '_> {
         if tests_only_local_targets(l, &result, self.index, locals, owner, self.scope) {
             return None;
         }
+        // An operation on an in-process channel hands work to another task of this process:
+        // a loop whose every tested operation is one re-registers or re-spawns a local worker
+        // and asks no service again (evidence.md #9).
+        let receivers = Receivers {
+            locals,
+            scope: self.scope,
+            fields: owner.and_then(|o| self.scope.field_paths.get(&o.to_string())),
+        };
+        let channel = receivers.channel_calls(Root::Expr(l), self.index);
+        if !result.tested_calls.is_empty()
+            && result
+                .tested_calls
+                .iter()
+                .all(|(_, at)| channel.contains(at))
+        {
+            return None;
+        }
         // A loop that asks, between its attempts, whether a child process has exited waits for
         // that process to come up: the process is this code's own, and local.
         if watches_child_process(l) && result.success_exit {
@@ -292,11 +309,6 @@ impl<'a> Builder<'a, '_> {
         let unclassified = if policy_decides {
             None
         } else {
-            let receivers = Receivers {
-                locals,
-                scope: self.scope,
-                fields: owner.and_then(|o| self.scope.field_paths.get(&o.to_string())),
-            };
             let transport = receivers.transport_only_calls(Root::Expr(l), self.index);
             unclassified(&result, self.index, self.scope, &transport)
         };
