@@ -699,6 +699,7 @@ pub(super) fn mark_exit_caps(
     }
     let mut tested: Vec<String> = exit_tests(l)
         .into_iter()
+        .chain(guarded_growth(body))
         .filter(|n| facts.grown.contains(n))
         .collect();
     if tested.is_empty() {
@@ -717,6 +718,103 @@ pub(super) fn mark_exit_caps(
             d.capped = true;
         }
     }
+}
+
+/// The names whose every growth step in the body (`wait *= 2`, `wait = wait * 2`, `wait <<= 1`)
+/// is taken only under a test that holds the name below a limit (`if wait < 60 { wait *= 2 }`):
+/// the value stops growing there, so the limit (times one step) is its cap (evidence.md #6: a
+/// cap is a cap whatever form it takes). Closures and nested loops are left alone.
+fn guarded_growth(body: &Block) -> Vec<String> {
+    #[derive(Default)]
+    struct Steps {
+        /// The names the enclosing `if` tests hold below a limit, innermost last.
+        held: Vec<Vec<String>>,
+        /// Each name grown, and whether every step of it so far was under such a test.
+        grown: Vec<(String, bool)>,
+    }
+    impl Steps {
+        fn step(&mut self, target: &Expr, value: Option<&Expr>) {
+            let Some(name) = crate::analysis::values::place_key(target) else {
+                return;
+            };
+            if let Some(v) = value {
+                // `wait = wait * 2`: a step only when the value grows from the name itself.
+                let grows = matches!(v, Expr::Binary(b)
+                    if matches!(b.op, syn::BinOp::Mul(_) | syn::BinOp::Shl(_))
+                        && crate::analysis::values::mentions(v, &name));
+                if !grows {
+                    return;
+                }
+            }
+            let under = self.held.iter().any(|h| h.contains(&name));
+            match self.grown.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, all)) => *all &= under,
+                None => self.grown.push((name, under)),
+            }
+        }
+    }
+    impl<'v> Visit<'v> for Steps {
+        fn visit_expr(&mut self, e: &'v Expr) {
+            let _guard = crate::analysis::limits::enter();
+            match e {
+                Expr::Closure(_) | Expr::Loop(_) | Expr::While(_) | Expr::ForLoop(_) => {}
+                Expr::If(i) => {
+                    let mut held = Vec::new();
+                    below_a_limit(&i.cond, &mut held);
+                    self.visit_expr(&i.cond);
+                    self.held.push(held);
+                    self.visit_block(&i.then_branch);
+                    self.held.pop();
+                    if let Some((_, other)) = &i.else_branch {
+                        self.visit_expr(other);
+                    }
+                }
+                Expr::Assign(a) => {
+                    self.step(&a.left, Some(&a.right));
+                    syn::visit::visit_expr(self, e);
+                }
+                Expr::Binary(b)
+                    if matches!(b.op, syn::BinOp::MulAssign(_) | syn::BinOp::ShlAssign(_)) =>
+                {
+                    self.step(&b.left, None);
+                    syn::visit::visit_expr(self, e);
+                }
+                _ => syn::visit::visit_expr(self, e),
+            }
+        }
+        fn visit_item(&mut self, _: &'v syn::Item) {}
+    }
+    /// The names a condition holds below a limit (`wait < MAX`, `60 > wait`), through `&&`.
+    fn below_a_limit(cond: &Expr, out: &mut Vec<String>) {
+        let _guard = crate::analysis::limits::enter();
+        match cond {
+            Expr::Paren(p) => below_a_limit(&p.expr, out),
+            Expr::Binary(b) => {
+                let lesser = match b.op {
+                    syn::BinOp::And(_) => {
+                        below_a_limit(&b.left, out);
+                        below_a_limit(&b.right, out);
+                        return;
+                    }
+                    syn::BinOp::Lt(_) | syn::BinOp::Le(_) => &*b.left,
+                    syn::BinOp::Gt(_) | syn::BinOp::Ge(_) => &*b.right,
+                    _ => return,
+                };
+                if let Some(k) = crate::analysis::values::place_key(lesser) {
+                    out.push(k);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut steps = Steps::default();
+    steps.visit_block(body);
+    steps
+        .grown
+        .into_iter()
+        .filter(|(_, all)| *all)
+        .map(|(n, _)| n)
+        .collect()
 }
 
 /// The names a test that leads out of a loop holds under a limit: what an `if` whose branch
