@@ -340,7 +340,7 @@ impl<'a> Visit<'a> for Finder<'_, 'a> {
 
 /// A duration written with literals, as a number that is zero exactly when the duration is
 /// (`Duration::from_secs(0)`, `Duration::ZERO`, `Duration::new(1, 0)`, `Duration::default()`).
-fn duration(e: &Expr) -> Option<u64> {
+pub(crate) fn duration(e: &Expr) -> Option<u64> {
     let literal = |arg: &Expr| match arg {
         Expr::Lit(syn::ExprLit {
             lit: syn::Lit::Int(i),

@@ -778,8 +778,16 @@ impl<'a, 'c> Flow<'a, 'c> {
                     .waits
                     .contains(&(std::ptr::from_ref(&*a.base) as usize))
                     || self.waits.contains(&(std::ptr::from_ref(e) as usize));
-                if let (true, false, Some(name)) =
-                    (is_call(&a.base), waits, operation_name(&a.base))
+                // A wait of zero is no wait (`sleep(Duration::ZERO).await`).
+                let zero = match &*a.base {
+                    Expr::Call(c) => c.args.first(),
+                    Expr::MethodCall(m) => m.args.first(),
+                    _ => None,
+                }
+                .and_then(crate::analysis::crate_values::duration)
+                    == Some(0);
+                if let (true, false, false, Some(name)) =
+                    (is_call(&a.base), waits, zero, operation_name(&a.base))
                 {
                     for s in states.iter_mut().filter(|s| s.outcome.may_fail()) {
                         s.awaited.push(name.clone());

@@ -607,8 +607,19 @@ impl<'a> Visit<'a> for SleepFinder<'a, '_> {
                     }
                     let full = self.scope.resolve(p);
                     if self.scope.is_sleep(&full) {
-                        self.sleeps
-                            .push((e, c.args.first(), self.scope.is_blocking_sleep(&full)));
+                        // A wait of zero is no wait (`sleep(Duration::ZERO)`).
+                        let zero = c
+                            .args
+                            .first()
+                            .and_then(crate::analysis::crate_values::duration)
+                            == Some(0);
+                        if !zero {
+                            self.sleeps.push((
+                                e,
+                                c.args.first(),
+                                self.scope.is_blocking_sleep(&full),
+                            ));
+                        }
                     } else if full.last().is_some_and(|l| {
                         names::is_wait_like_name(l)
                             && self.scope.probe(|| {
