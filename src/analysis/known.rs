@@ -368,6 +368,9 @@ lists! {
         TimedOperationWords = "timed-operation-words", timed_operation_words;
         /// Parts of a collection's text that make it a set of statuses.
         StatusCollectionWords = "status-collection-words", status_collection_words;
+        /// Parts of a method's name that make its value a retry policy's decision
+        /// (`decide_should_retry`, `retry_decision`): a `match` on it classifies what goes round.
+        DecisionWords = "decision-words", decision_words;
     }
 }
 

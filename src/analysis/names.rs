@@ -130,6 +130,12 @@ pub fn is_probe_operation(name: &str) -> bool {
     known::builtin().part_of(List::ProbeWords, &name.to_ascii_lowercase())
 }
 
+/// A method whose value is a retry policy's decision (`decide_should_retry`, `retry_decision`):
+/// a part of its name is one of the vocabulary's `decision-words`.
+pub fn is_decision_method(name: &str) -> bool {
+    known::builtin().part_of(List::DecisionWords, &name.to_ascii_lowercase())
+}
+
 /// An operation that runs a whole session until it ends (a connection's lifetime, a
 /// reconciliation, a watch, a worker's main loop), which a supervisor starts again when it
 /// ends: `run`, `serve`, `reconcile_loop`, `watch_nodes`. Not a single request, receive or poll.

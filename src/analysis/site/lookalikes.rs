@@ -608,10 +608,7 @@ pub(super) fn policy_decides(result: &FlowResult, body: &Block, index: &LineInde
         let _guard = crate::analysis::limits::enter();
         match e {
             Expr::Await(a) => decides(&a.base),
-            Expr::MethodCall(m) => {
-                let n = m.method.to_string().to_ascii_lowercase();
-                n.contains("should_retry") || n.starts_with("decide") || n.contains("decision")
-            }
+            Expr::MethodCall(m) => names::is_decision_method(&m.method.to_string()),
             _ => false,
         }
     }
