@@ -519,10 +519,7 @@ impl Receivers<'_, '_> {
             index,
             out: Vec::new(),
         };
-        match root {
-            Root::Expr(e) => find.visit_expr(e),
-            Root::Block(b) => find.visit_block(b),
-        }
+        root.walk(&mut find);
         find.out
     }
 }
@@ -594,10 +591,7 @@ impl Receivers<'_, '_> {
             index,
             out: Vec::new(),
         };
-        match root {
-            Root::Expr(e) => find.visit_expr(e),
-            Root::Block(b) => find.visit_block(b),
-        }
+        root.walk(&mut find);
         find.out
     }
 }
@@ -607,6 +601,16 @@ impl Receivers<'_, '_> {
 pub(super) enum Root<'x> {
     Expr(&'x Expr),
     Block(&'x Block),
+}
+
+impl<'x> Root<'x> {
+    /// Runs a visitor over the loop or the body.
+    fn walk(self, visitor: &mut impl Visit<'x>) {
+        match self {
+            Root::Expr(e) => visitor.visit_expr(e),
+            Root::Block(b) => visitor.visit_block(b),
+        }
+    }
 }
 
 /// Whether every resend happens after a failure that the server did not process: a 429, a
