@@ -707,6 +707,13 @@ impl<'a, 'c> Flow<'a, 'c> {
                         return self.recursive_call(e, states);
                     }
                 }
+                // A call that never returns (`std::process::exit(1)`, a function of the crate
+                // whose return type is `!`) leaves the loop as a `return` does.
+                if self.never_returns(&c.func) {
+                    let failing = Self::refined(&states, Outcome::Failure, None, None);
+                    self.record_exit(&failing);
+                    return Vec::new();
+                }
                 states
             }
             // `Err(e).unwrap()` / `Err(e).expect(..)`: panics, i.e. leaves.
@@ -981,6 +988,31 @@ impl<'a, 'c> Flow<'a, 'c> {
                 s.stepped = true;
             }
         }
+    }
+
+    /// Whether a callee never returns: std's `process::exit` and `process::abort` (API), or a
+    /// function the file can see whose signature returns `!`.
+    fn never_returns(&self, func: &Expr) -> bool {
+        let Some(path) = names::callee_path(func) else {
+            return false;
+        };
+        let scope = self.status.file;
+        let full = scope.resolve(path);
+        let std_exit = matches!(full.as_slice(), [std, process, f]
+            if std == "std" && process == "process" && matches!(f.as_str(), "exit" | "abort"));
+        std_exit
+            || (path.segments.len() == 1
+                && scope.probe(|| {
+                    scope
+                        .function_via(
+                            &full[full.len() - 1],
+                            Some(&super::Via::of_path(&full, None)),
+                        )
+                        .is_some_and(|f| {
+                            matches!(&f.sig.output, syn::ReturnType::Type(_, t)
+                                if matches!(**t, syn::Type::Never(_)))
+                        })
+                }))
     }
 
     fn recursive_call(&mut self, call: &'a Expr, states: Vec<PathState>) -> Vec<PathState> {
