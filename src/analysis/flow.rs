@@ -1002,6 +1002,7 @@ impl<'a, 'c> Flow<'a, 'c> {
             if std == "std" && process == "process" && matches!(f.as_str(), "exit" | "abort"));
         std_exit
             || (path.segments.len() == 1
+                && scope.defines_fn(&full[full.len() - 1])
                 && scope.probe(|| {
                     scope
                         .function_via(

@@ -469,6 +469,13 @@ impl<'a> FileScope<'a> {
         Extensions::names(&self.ext.status_accessors, name)
     }
 
+    /// Whether a function of this name is defined in this file or in an imported one (a lookup
+    /// that records nothing, so names the crate does not define are not asked for elsewhere).
+    #[must_use]
+    pub fn defines_fn(&self, name: &str) -> bool {
+        self.fns.contains_key(name) || self.imported.fns.contains_key(name)
+    }
+
     /// The one function with this name, if exactly one exists with a body: in this file, or,
     /// when this file defines none, in the other files of the crate given to
     /// [`FileScope::import`].
