@@ -785,10 +785,17 @@ impl<'a, 'c> Flow<'a, 'c> {
                     .waits
                     .contains(&(std::ptr::from_ref(&*a.base) as usize))
                     || self.waits.contains(&(std::ptr::from_ref(e) as usize));
-                // A wait of zero is no wait (`sleep(Duration::ZERO).await`).
+                // A wait of zero is no wait (`sleep(Duration::ZERO).await`): a sleep, known as
+                // one, given a duration written as zero.
+                let scope = self.status.file;
                 let zero = match &*a.base {
-                    Expr::Call(c) => c.args.first(),
-                    Expr::MethodCall(m) => m.args.first(),
+                    Expr::Call(c) => names::callee_path(&c.func)
+                        .filter(|p| scope.is_sleep(&scope.resolve(p)))
+                        .and(c.args.first()),
+                    Expr::MethodCall(m) => scope
+                        .is_sleep_method(&m.method.to_string())
+                        .then(|| m.args.first())
+                        .flatten(),
                     _ => None,
                 }
                 .and_then(crate::analysis::crate_values::duration)

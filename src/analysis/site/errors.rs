@@ -407,14 +407,17 @@ impl Receivers<'_, '_> {
             Expr::Try(t) => next(&t.expr),
             Expr::Await(a) => next(&a.base),
             Expr::MethodCall(m) => next(&m.receiver).or_else(|| {
-                matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self"))
-                    .then(|| self.returned_by(&m.method.to_string()))?
+                matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self")).then(|| {
+                    self.returned_by(&m.method.to_string(), &crate::analysis::Via::Method)
+                })?
             }),
             Expr::Call(c) => match &*c.func {
-                Expr::Path(p) => self
-                    .scope
-                    .foreign(self.scope.resolve(&p.path))
-                    .or_else(|| self.returned_by(&p.path.get_ident()?.to_string())),
+                Expr::Path(p) => self.scope.foreign(self.scope.resolve(&p.path)).or_else(|| {
+                    self.returned_by(
+                        &p.path.get_ident()?.to_string(),
+                        &crate::analysis::Via::Free,
+                    )
+                }),
                 _ => None,
             },
             Expr::Field(f) => {
@@ -470,8 +473,12 @@ impl Receivers<'_, '_> {
     /// (`fn http() -> reqwest::Client`; through `Result` and `Option`). A function of another
     /// file is read only where it writes the crate's path in full: its `use`s are not this
     /// file's.
-    fn returned_by(&self, name: &str) -> Option<Vec<String>> {
-        let f = self.scope.function(name)?;
+    fn returned_by(&self, name: &str, via: &crate::analysis::Via) -> Option<Vec<String>> {
+        // Only a name the crate defines is looked up: nothing is recorded as missing.
+        if !self.scope.defines_fn(name) {
+            return None;
+        }
+        let f = self.scope.function_via(name, Some(via))?;
         let syn::ReturnType::Type(_, ty) = &f.sig.output else {
             return None;
         };
@@ -497,30 +504,13 @@ impl Receivers<'_, '_> {
 
     /// The spans of the calls in `root` that fail on transport only (with their `.await`).
     pub(super) fn transport_only_calls(&self, root: Root<'_>, index: &LineIndex<'_>) -> Vec<Span> {
-        struct Find<'r, 'i, 'a> {
-            rx: &'r Receivers<'r, 'r>,
-            index: &'i LineIndex<'a>,
-            out: Vec<Span>,
-        }
-        impl<'ast> Visit<'ast> for Find<'_, '_, '_> {
-            fn visit_expr(&mut self, e: &'ast Expr) {
-                let _guard = crate::analysis::limits::enter();
-                if matches!(e, Expr::MethodCall(_) | Expr::Call(_) | Expr::Await(_))
-                    && self.rx.transport_only(e)
-                {
-                    self.out.push(self.index.of(e));
-                }
-                syn::visit::visit_expr(self, e);
+        root.spans(index, |e, out| {
+            if matches!(e, Expr::MethodCall(_) | Expr::Call(_) | Expr::Await(_))
+                && self.transport_only(e)
+            {
+                out.push(e);
             }
-            fn visit_item(&mut self, _: &'ast syn::Item) {}
-        }
-        let mut find = Find {
-            rx: self,
-            index,
-            out: Vec::new(),
-        };
-        root.walk(&mut find);
-        find.out
+        })
     }
 }
 
@@ -531,68 +521,42 @@ impl Receivers<'_, '_> {
     /// channel's error is matched against (`if let Err(mpsc::error::SendError(job)) =
     /// sender.send(job)`), with its `.await`.
     pub(super) fn channel_calls(&self, root: Root<'_>, index: &LineIndex<'_>) -> Vec<Span> {
-        struct Find<'r, 'i, 'a> {
-            rx: &'r Receivers<'r, 'r>,
-            index: &'i LineIndex<'a>,
-            out: Vec<Span>,
-        }
-        impl Find<'_, '_, '_> {
-            fn names_channel_error(&self, pat: &syn::Pat) -> bool {
-                let syn::Pat::TupleStruct(err) = pat else {
-                    return false;
-                };
-                if !err.path.is_ident("Err") {
-                    return false;
-                }
-                let path = match err.elems.first() {
-                    Some(syn::Pat::TupleStruct(t)) => &t.path,
-                    Some(syn::Pat::Struct(s)) => &s.path,
-                    Some(syn::Pat::Path(p)) => &p.path,
-                    _ => return false,
-                };
-                self.rx
-                    .scope
-                    .is_in_process_channel(&self.rx.scope.resolve(path))
-            }
-            fn push(&mut self, e: &Expr) {
-                let _guard = crate::analysis::limits::enter();
-                self.out.push(self.index.of(e));
-                match e {
-                    Expr::Await(a) => self.push(&a.base),
-                    Expr::Paren(p) => self.push(&p.expr),
-                    _ => {}
-                }
-            }
-        }
-        impl<'ast> Visit<'ast> for Find<'_, '_, '_> {
-            fn visit_expr(&mut self, e: &'ast Expr) {
-                let _guard = crate::analysis::limits::enter();
-                match e {
-                    Expr::MethodCall(m)
-                        if self
-                            .rx
-                            .origin(&m.receiver, 0)
-                            .is_some_and(|o| self.rx.scope.is_in_process_channel(&o)) =>
-                    {
-                        self.push(e);
-                    }
-                    Expr::Let(l) if self.names_channel_error(&l.pat) => self.push(&l.expr),
-                    Expr::Match(m) if m.arms.iter().any(|a| self.names_channel_error(&a.pat)) => {
-                        self.push(&m.expr);
-                    }
-                    _ => {}
-                }
-                syn::visit::visit_expr(self, e);
-            }
-            fn visit_item(&mut self, _: &'ast syn::Item) {}
-        }
-        let mut find = Find {
-            rx: self,
-            index,
-            out: Vec::new(),
+        let names_channel_error = |pat: &syn::Pat| {
+            let syn::Pat::TupleStruct(err) = pat else {
+                return false;
+            };
+            let path = match err.elems.first() {
+                Some(syn::Pat::TupleStruct(t)) => &t.path,
+                Some(syn::Pat::Struct(s)) => &s.path,
+                Some(syn::Pat::Path(p)) => &p.path,
+                _ => return false,
+            };
+            err.path.is_ident("Err") && self.scope.is_in_process_channel(&self.scope.resolve(path))
         };
-        root.walk(&mut find);
-        find.out
+        root.spans(index, |e, out| {
+            let scrutinee = match e {
+                Expr::MethodCall(m)
+                    if self
+                        .origin(&m.receiver, 0)
+                        .is_some_and(|o| self.scope.is_in_process_channel(&o)) =>
+                {
+                    e
+                }
+                Expr::Let(l) if names_channel_error(&l.pat) => &l.expr,
+                Expr::Match(m) if m.arms.iter().any(|a| names_channel_error(&a.pat)) => &m.expr,
+                _ => return,
+            };
+            // The expression, and what it awaits.
+            let mut at = scrutinee;
+            loop {
+                out.push(at);
+                at = match at {
+                    Expr::Await(a) => &a.base,
+                    Expr::Paren(p) => &p.expr,
+                    _ => break,
+                };
+            }
+        })
     }
 }
 
@@ -604,12 +568,34 @@ pub(super) enum Root<'x> {
 }
 
 impl<'x> Root<'x> {
-    /// Runs a visitor over the loop or the body.
-    fn walk(self, visitor: &mut impl Visit<'x>) {
-        match self {
-            Root::Expr(e) => visitor.visit_expr(e),
-            Root::Block(b) => visitor.visit_block(b),
+    /// The spans of the expressions `pick` chooses in the loop or the body (closures' and
+    /// items' bodies included, items excepted).
+    fn spans(
+        self,
+        index: &LineIndex<'_>,
+        mut pick: impl FnMut(&'x Expr, &mut Vec<&'x Expr>),
+    ) -> Vec<Span> {
+        struct Pick<'x, F> {
+            pick: F,
+            out: Vec<&'x Expr>,
         }
+        impl<'x, F: FnMut(&'x Expr, &mut Vec<&'x Expr>)> Visit<'x> for Pick<'x, F> {
+            fn visit_expr(&mut self, e: &'x Expr) {
+                let _guard = crate::analysis::limits::enter();
+                (self.pick)(e, &mut self.out);
+                syn::visit::visit_expr(self, e);
+            }
+            fn visit_item(&mut self, _: &'x syn::Item) {}
+        }
+        let mut v = Pick {
+            pick: &mut pick,
+            out: Vec::new(),
+        };
+        match self {
+            Root::Expr(e) => v.visit_expr(e),
+            Root::Block(b) => v.visit_block(b),
+        }
+        v.out.into_iter().map(|e| index.of(e)).collect()
     }
 }
 

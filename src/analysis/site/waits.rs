@@ -731,10 +731,11 @@ pub(super) fn mark_exit_caps(
     }
 }
 
-/// The names whose every growth step in the body (`wait *= 2`, `wait = wait * 2`, `wait <<= 1`)
-/// is taken only under a test that holds the name below a limit (`if wait < 60 { wait *= 2 }`):
-/// the value stops growing there, so the limit (times one step) is its cap (evidence.md #6: a
-/// cap is a cap whatever form it takes). Closures and nested loops are left alone.
+/// The names whose every step in the body (`wait *= 2`, `wait <<= 1`, `wait += step`, any
+/// `wait = ..` made from `wait` itself) is taken only under a test that holds the name below a
+/// limit (`if wait < 60 { wait *= 2 }`): the value stops growing there, so the limit (times one
+/// step) is its cap (evidence.md #6: a cap is a cap whatever form it takes). Closures and nested
+/// loops are left alone.
 fn guarded_growth(body: &Block) -> Vec<String> {
     #[derive(Default)]
     struct Steps {
@@ -748,14 +749,10 @@ fn guarded_growth(body: &Block) -> Vec<String> {
             let Some(name) = crate::analysis::values::place_key(target) else {
                 return;
             };
-            if let Some(v) = value {
-                // `wait = wait * 2`: a step only when the value grows from the name itself.
-                let grows = matches!(v, Expr::Binary(b)
-                    if matches!(b.op, syn::BinOp::Mul(_) | syn::BinOp::Shl(_))
-                        && crate::analysis::values::mentions(v, &name));
-                if !grows {
-                    return;
-                }
+            // `wait = wait * 2`, `wait = wait.saturating_mul(2)`: any value made from the name
+            // itself may be a step; a fresh value (`wait = BASE`) is not.
+            if value.is_some_and(|v| !crate::analysis::values::mentions(v, &name)) {
+                return;
             }
             let under = self.held.iter().any(|h| h.contains(&name));
             match self.grown.iter_mut().find(|(n, _)| *n == name) {
@@ -785,7 +782,12 @@ fn guarded_growth(body: &Block) -> Vec<String> {
                     syn::visit::visit_expr(self, e);
                 }
                 Expr::Binary(b)
-                    if matches!(b.op, syn::BinOp::MulAssign(_) | syn::BinOp::ShlAssign(_)) =>
+                    if matches!(
+                        b.op,
+                        syn::BinOp::MulAssign(_)
+                            | syn::BinOp::ShlAssign(_)
+                            | syn::BinOp::AddAssign(_)
+                    ) =>
                 {
                     self.step(&b.left, None);
                     syn::visit::visit_expr(self, e);
