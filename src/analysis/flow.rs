@@ -135,6 +135,10 @@ struct PathState {
     /// After the failure, the path awaited these calls, other than known waits: whether they
     /// wait is the callees' (`self.on_read_error(err).await`).
     awaited: Vec<String>,
+    /// The path takes successful answers that an earlier arm's test of the answer's value
+    /// turned away (`Ok(s) if s.state == Stopped => break, _ => ..`): it goes round after the
+    /// operation succeeded.
+    rejected_ok: bool,
 }
 
 /// A `match` on a tuple: the parts `tuple_parts` finds.
@@ -195,6 +199,7 @@ impl PathState {
             inspected: false,
             unread_exit: false,
             awaited: Vec::new(),
+            rejected_ok: false,
         }
     }
 }
@@ -230,6 +235,9 @@ pub struct Continue {
     /// After the failure, the path awaited these calls (by name), other than known waits: a
     /// wait, if any, is the callees' (a wait the analysis cannot see is not "no wait").
     pub awaited: Vec<String>,
+    /// The path goes round with a successful answer whose value an earlier test turned away
+    /// (not a status): the loop waits for the answer to change, a poll of a state.
+    pub rejected_ok: bool,
     /// The `continue`, the recursive call, or the end of the body.
     pub span: Span,
 }
@@ -494,6 +502,7 @@ impl<'a, 'c> Flow<'a, 'c> {
                 inspected: s.inspected,
                 unread_exit: s.unread_exit,
                 awaited: s.awaited,
+                rejected_ok: s.rejected_ok,
                 op: s.op,
                 span,
             });
@@ -1214,6 +1223,9 @@ impl<'a, 'c> Flow<'a, 'c> {
         // responses whose status the earlier `Ok` guards did not take.
         let mut remaining_ok = StatusSet::all();
         let mut ok_guard: Option<String> = None;
+        // `Ok(s) if s.state == Stopped => break`: an earlier arm took the successful answers
+        // whose value passed a test other than a status's; a later catch-all gets the others.
+        let mut ok_value_guard = false;
         let mut out = Vec::new();
         // `match failed { None => .., Some(err) => .. }`: an optional error, or the reason to
         // go again (`retry_code = Some(e)` set from an error inside a successful reply).
@@ -1353,11 +1365,18 @@ impl<'a, 'c> Flow<'a, 'c> {
                     set = Some((remaining_ok, pat_span, reason));
                 }
             }
+            let rejected_ok = ok_value_guard && catch_all && o == Outcome::Mixed && set.is_none();
             if pat_o == Some(Outcome::Success) {
                 if let Some((_, g)) = &arm.guard {
                     if let Some(sets) = self.status.cond(g) {
                         remaining_ok = remaining_ok.intersect(sets.other);
                         ok_guard = Some(short(self.index.text(self.index.of(&**g))));
+                    } else if binding.iter().any(|b| mentions(g, b))
+                        && self.cond_info(g).then_o == Outcome::Neutral
+                    {
+                        // Not `Ok(ack) if ack.await.is_ok()`: that tests a further operation,
+                        // whose failure is a failure.
+                        ok_value_guard = true;
                     }
                 }
             }
@@ -1385,6 +1404,7 @@ impl<'a, 'c> Flow<'a, 'c> {
                 s.classified |= arm_classified;
                 s.picked |= arm_picked;
                 s.kinds = s.kinds.or(arm_kinds);
+                s.rejected_ok |= rejected_ok;
                 if err_arm.is_some() {
                     s.err_arm.clone_from(&err_arm);
                 }

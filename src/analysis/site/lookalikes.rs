@@ -27,7 +27,11 @@ pub(super) fn is_retry_shape(r: &FlowResult) -> bool {
     if failing.is_empty() || failing.iter().all(|c| c.readiness) {
         return false;
     }
-    if r.continues.iter().any(|c| c.outcome == Outcome::Success) {
+    // Going round after a success whose answer a test turned away is a poll of a state too.
+    if r.continues
+        .iter()
+        .any(|c| c.outcome == Outcome::Success || c.rejected_ok)
+    {
         return false;
     }
     // What failed on the paths that go round again: a CAS, a lock, a channel, an accept.
