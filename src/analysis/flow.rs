@@ -748,6 +748,13 @@ impl<'a, 'c> Flow<'a, 'c> {
                         return self.recursive_call(e, states);
                     }
                 }
+                // `Output::error(e).exit()` where the crate's one method of that name returns
+                // `!`: it leaves the loop as a `return` does.
+                if self.method_never_returns(&m.method.to_string()) {
+                    let failing = Self::refined(&states, Outcome::Failure, None, None);
+                    self.record_exit(&failing);
+                    return Vec::new();
+                }
                 states
             }
             Expr::Assign(a) => {
@@ -1030,6 +1037,22 @@ impl<'a, 'c> Flow<'a, 'c> {
                                 if matches!(**t, syn::Type::Never(_)))
                         })
                 }))
+    }
+
+    /// Whether a method call never returns: the crate defines exactly one method of that
+    /// name, and its return type is `!`. Two methods of the name, or none, are unknown, and
+    /// a call is taken to return.
+    fn method_never_returns(&self, name: &str) -> bool {
+        let scope = self.status.file;
+        scope.defines_fn(name)
+            && scope.probe(|| {
+                scope
+                    .function_via(name, Some(&super::Via::Method))
+                    .is_some_and(|f| {
+                        matches!(&f.sig.output, syn::ReturnType::Type(_, t)
+                            if matches!(**t, syn::Type::Never(_)))
+                    })
+            })
     }
 
     fn recursive_call(&mut self, call: &'a Expr, states: Vec<PathState>) -> Vec<PathState> {
