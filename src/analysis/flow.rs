@@ -761,7 +761,10 @@ impl<'a, 'c> Flow<'a, 'c> {
                 let mut states = self.expr(&a.right, states);
                 self.mark_step(&a.left, &mut states);
                 if let Some(k) = place_key(&a.left) {
-                    if self.flag_vars.contains(&k) && self.depth == 0 {
+                    // `height = height.decrement()`: a value made from the variable itself steps
+                    // it, and the condition goes on to test the next one; it ends nothing.
+                    let steps_itself = mentions(&a.right, &k);
+                    if self.flag_vars.contains(&k) && self.depth == 0 && !steps_itself {
                         // `done = true`, or storing the result on success: the loop's condition
                         // now ends it. Re-running the operation into the tested variable does not.
                         let literal = matches!(&*a.right, Expr::Lit(_));
