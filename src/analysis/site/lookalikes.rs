@@ -7,7 +7,7 @@ use crate::analysis::flow::{FlowResult, Outcome};
 use crate::analysis::names;
 use crate::analysis::scope::{FileScope, LocalFn};
 use crate::analysis::span::LineIndex;
-use crate::analysis::values::{pat_bindings, LoopFacts};
+use crate::analysis::values::{mentions, pat_bindings, LoopFacts};
 use crate::source::Span;
 
 #[allow(clippy::wildcard_imports)]
@@ -992,6 +992,23 @@ pub(super) fn stepped_index_vars(body: &Block) -> Vec<String> {
 /// multiplies by a constant (`factor *= 2`) built into the operation's input (`let size =
 /// total / factor`), compared or not: a search over sizes (a buffer that fits), where a
 /// multiplied wait is only waited on.
+/// The names the `let`s of a loop's body bind (not those of closures or nested items).
+fn body_lets(body: &Block) -> Vec<String> {
+    struct L(Vec<String>);
+    impl<'v> Visit<'v> for L {
+        fn visit_local(&mut self, l: &'v syn::Local) {
+            let _guard = crate::analysis::limits::enter();
+            pat_bindings(&l.pat, &mut self.0);
+            syn::visit::visit_local(self, l);
+        }
+        fn visit_expr_closure(&mut self, _: &'v syn::ExprClosure) {}
+        fn visit_item(&mut self, _: &'v syn::Item) {}
+    }
+    let mut l = L(Vec::new());
+    l.visit_block(body);
+    l.0
+}
+
 pub(super) fn stepped_inputs(
     l: &Expr,
     body: &Block,
@@ -1003,6 +1020,7 @@ pub(super) fn stepped_inputs(
         stepped: Vec<String>,
         multiplied: Vec<String>,
         compared: Vec<String>,
+        lets: Vec<String>,
     }
     impl<'v> Visit<'v> for V {
         fn visit_expr(&mut self, e: &'v Expr) {
@@ -1014,8 +1032,12 @@ pub(super) fn stepped_inputs(
                         Expr::Path(p) => p.path.get_ident().map(ToString::to_string),
                         _ => None,
                     };
+                    // `port += 1`, and `offset += chunk_len`: a position moved on by a
+                    // constant or by what the round itself made (a `let` of the loop's body:
+                    // the size of the part it handled), not by a setting (`timeout += base`).
                     if matches!(b.op, syn::BinOp::AddAssign(_) | syn::BinOp::SubAssign(_))
-                        && matches!(&*b.right, Expr::Lit(_))
+                        && (matches!(&*b.right, Expr::Lit(_))
+                            || self.lets.iter().any(|n| mentions(&b.right, n)))
                     {
                         self.stepped.extend(ident(&b.left));
                     }
@@ -1042,7 +1064,10 @@ pub(super) fn stepped_inputs(
 
         fn visit_item(&mut self, _: &'v syn::Item) {}
     }
-    let mut v = V::default();
+    let mut v = V {
+        lets: body_lets(body),
+        ..V::default()
+    };
     v.visit_expr(l);
     v.stepped.sort();
     v.stepped.dedup();
