@@ -532,6 +532,25 @@ impl<'a> FileScope<'a> {
         }
     }
 
+    /// [`FileScope::function_via`] among this file's own functions only: what its signature
+    /// names is read through this file's `use` (another file's `use` is not known here).
+    #[must_use]
+    pub fn own_function_via(&self, name: &str, via: &Via) -> Option<LocalFn<'a>> {
+        let mut here = self
+            .fns
+            .get(name)
+            .into_iter()
+            .flatten()
+            .filter(|f| via.reaches_ident(f.owner));
+        match (here.next(), here.next()) {
+            (Some(only), None) => {
+                self.used(name, None, Some(only.sig.ident.span()));
+                Some(*only)
+            }
+            _ => None,
+        }
+    }
+
     /// How a call of `path` names its callee (resolved through `use`).
     #[must_use]
     pub fn via_of(&self, path: &syn::Path) -> Via {

@@ -1439,7 +1439,18 @@ fn fs_path(e: &Expr, cx: &Cx<'_>) -> bool {
         Expr::Call(c) => match &*c.func {
             Expr::Path(p) => {
                 let full = scope.resolve(&p.path);
-                full.len() >= 2 && std_path(&full[..full.len() - 1])
+                if full.len() >= 2 && std_path(&full[..full.len() - 1]) {
+                    return true;
+                }
+                // `socket_path(id)`, a function of this file whose signature returns a path
+                // (`-> PathBuf`): the crate's own code says what it makes.
+                full.last()
+                    .and_then(|name| scope.own_function_via(name, &scope.via_of(&p.path)))
+                    .is_some_and(|f| match &f.sig.output {
+                        syn::ReturnType::Type(_, ty) => crate::analysis::scope::held_path(ty)
+                            .is_some_and(|held| std_path(&scope.resolve(held))),
+                        syn::ReturnType::Default => false,
+                    })
             }
             _ => false,
         },
