@@ -135,6 +135,11 @@ struct PathState {
     /// After the failure, the path awaited these calls, other than known waits: whether they
     /// wait is the callees' (`self.on_read_error(err).await`).
     awaited: Vec<String>,
+    /// Names bound, after the failure, to values made from its error (`let msg =
+    /// e.to_string(); let busy = msg.contains(..)`): a test of one tests the error.
+    err_derived: Vec<String>,
+    /// The path passed a test of such a name: leaving from here tells errors apart.
+    err_tested: bool,
     /// The path takes successful answers that an earlier arm's test of the answer's value
     /// turned away (`Ok(s) if s.state == Stopped => break, _ => ..`): it goes round after the
     /// operation succeeded.
@@ -199,6 +204,8 @@ impl PathState {
             inspected: false,
             unread_exit: false,
             awaited: Vec::new(),
+            err_derived: Vec::new(),
+            err_tested: false,
             rejected_ok: false,
         }
     }
@@ -441,7 +448,7 @@ impl<'a, 'c> Flow<'a, 'c> {
         if states.iter().any(|s| {
             s.outcome != Outcome::Success
                 && s.outcome.may_fail()
-                && (s.classified || s.picked || s.inspected || s.status.is_some())
+                && (s.classified || s.picked || s.inspected || s.err_tested || s.status.is_some())
         }) {
             self.result.classifying_exit = true;
         }
@@ -563,6 +570,17 @@ impl<'a, 'c> Flow<'a, 'c> {
                     // `let error = match op() { Ok(v) => return Ok(v), Err(e) => e };`:
                     // the failure's value is `error` from here on.
                     let mut states = states;
+                    // `let msg = e.to_string();`: a value made from the error holds it too.
+                    if let Pat::Ident(name) = &l.pat {
+                        let name = name.ident.to_string();
+                        for s in &mut states {
+                            if Self::state_mentions_err(s, &init.expr)
+                                || Self::state_mentions_derived(s, &init.expr)
+                            {
+                                s.err_derived.push(name.clone());
+                            }
+                        }
+                    }
                     if let (Expr::Match(m), Pat::Ident(name)) = (&*init.expr, &l.pat) {
                         let handed: Vec<String> = m
                             .arms
@@ -1126,6 +1144,15 @@ impl<'a, 'c> Flow<'a, 'c> {
         let span = self.index.of(&i.cond);
         let cond_text = short(self.index.text(span));
         let classified = Self::mentions_err(&states, &i.cond);
+        // `if busy || stale { .. } else { bail!(..) }` where `let busy = msg.contains(..)`,
+        // `let msg = e.to_string()`: the error is tested through what was made from it, and
+        // the errors the test did not pick leave: a way out on that side tells errors apart.
+        // One on the picked side (a further check that finds the work done) does not: the
+        // errors not recognised still go round.
+        let tested_derived = !classified
+            && states
+                .iter()
+                .any(|s| Self::state_mentions_derived(s, &i.cond));
         let then_set = info.then_set.map(|s| (s, span, format!("`{cond_text}`")));
         let else_span = i
             .else_branch
@@ -1150,6 +1177,9 @@ impl<'a, 'c> Flow<'a, 'c> {
         } else {
             ErrorKinds::default()
         };
+        for s in &mut else_states {
+            s.err_tested |= tested_derived;
+        }
         for s in &mut then_states {
             s.readiness |= info.readiness;
             s.classified |= classified;
@@ -1499,12 +1529,21 @@ impl<'a, 'c> Flow<'a, 'c> {
     /// Whether a condition inspects the error bound by the enclosing `Err(e)` arm.
     fn mentions_err(states: &[PathState], cond: &Expr) -> bool {
         let _guard = crate::analysis::limits::enter();
-        states.iter().any(|s| {
-            s.err_arm
-                .as_ref()
-                .and_then(|(_, b)| b.as_ref())
-                .is_some_and(|b| mentions(cond, b))
-        })
+        states.iter().any(|s| Self::state_mentions_err(s, cond))
+    }
+
+    /// [`Flow::mentions_err`] on one path.
+    fn state_mentions_err(s: &PathState, e: &Expr) -> bool {
+        s.err_arm
+            .as_ref()
+            .and_then(|(_, b)| b.as_ref())
+            .is_some_and(|b| mentions(e, b))
+    }
+
+    /// Whether a path holds its error in a name made from it that `e` mentions (`let msg =
+    /// e.to_string()`, then `msg.contains(..)`).
+    fn state_mentions_derived(s: &PathState, e: &Expr) -> bool {
+        s.err_arm.is_some() && s.err_derived.iter().any(|d| mentions(e, d))
     }
 
     fn note_tested(&mut self, scrutinee: &Expr, o: Outcome) {
