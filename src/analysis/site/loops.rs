@@ -329,6 +329,7 @@ impl<'a> Builder<'a, '_> {
             .failing()
             .any(|c| c.awaited.iter().any(|name| self.may_wait(name, fn_name)))
             || inner_loop_waits(body, self.scope)
+            || calls_timed_value(body, locals, self.scope)
             || per_attempt.calls.iter().any(|c| {
                 c.name != fn_name
                     && self

@@ -504,6 +504,76 @@ pub(super) fn inner_loop_waits(body: &Block, scope: &FileScope<'_>) -> bool {
     })
 }
 
+/// Whether the loop's body calls a method of a value made with a duration (`let mut delayer =
+/// Delayer::new(kind, Duration::from_millis(50))`, then `delayer.delay()`): what the value
+/// does with its duration is its type's, not read here, and it may wait that long, so the
+/// loop's "no wait" is unknown (evidence.md: a wait the analysis cannot see is not none).
+pub(super) fn calls_timed_value(body: &Block, locals: &Locals<'_>, scope: &FileScope<'_>) -> bool {
+    struct Calls<'l, 's> {
+        locals: &'l Locals<'l>,
+        scope: &'s FileScope<'s>,
+        found: bool,
+    }
+    impl Calls<'_, '_> {
+        /// `Duration::from_millis(..)`, `Duration::new(..)`, `Duration::ZERO`: std's (or
+        /// core's, tokio's re-export) duration, through the file's `use`.
+        fn is_duration(&self, e: &Expr) -> bool {
+            let path = match e {
+                Expr::Call(c) => match &*c.func {
+                    Expr::Path(p) => &p.path,
+                    _ => return false,
+                },
+                Expr::Path(p) => &p.path,
+                Expr::Reference(r) => return self.is_duration(&r.expr),
+                _ => return false,
+            };
+            let full = self.scope.resolve(path);
+            matches!(full.as_slice(), [root, time, ty, _]
+                if matches!(root.as_str(), "std" | "core" | "tokio") && time == "time"
+                    && ty == "Duration")
+        }
+
+        /// A constructor given a duration (`Delayer::new(kind, Duration::from_millis(50))`);
+        /// not a builder chain, where a duration is as often a request's time limit.
+        fn made_with_duration(&self, e: &Expr) -> bool {
+            match e {
+                Expr::Call(c) => c.args.iter().any(|a| self.is_duration(a)),
+                Expr::Try(t) => self.made_with_duration(&t.expr),
+                Expr::Paren(p) => self.made_with_duration(&p.expr),
+                _ => false,
+            }
+        }
+    }
+    impl<'v> Visit<'v> for Calls<'_, '_> {
+        // A call made for its effect (`delayer.delay();`): its value is not the operation's
+        // result the loop tests.
+        fn visit_stmt(&mut self, st: &'v syn::Stmt) {
+            let _guard = crate::analysis::limits::enter();
+            if let syn::Stmt::Expr(Expr::MethodCall(m), Some(_)) = st {
+                if let Expr::Path(p) = &*m.receiver {
+                    if let Some(name) = p.path.get_ident().map(ToString::to_string) {
+                        if self.locals.lets.get(&name).is_some_and(|values| {
+                            values.len() == 1 && self.made_with_duration(values[0])
+                        }) {
+                            self.found = true;
+                        }
+                    }
+                }
+            }
+            syn::visit::visit_stmt(self, st);
+        }
+        fn visit_expr_closure(&mut self, _: &'v syn::ExprClosure) {}
+        fn visit_item(&mut self, _: &'v syn::Item) {}
+    }
+    let mut calls = Calls {
+        locals,
+        scope,
+        found: false,
+    };
+    calls.visit_block(body);
+    calls.found
+}
+
 /// Whether a function body retries with waits of its own: a loop in it waits, or a function of
 /// this file it calls does (`depth` levels down; `self.poll(..)` delegating to the method that
 /// loops). Not through `skip` (the function being analysed).
