@@ -672,6 +672,117 @@ pub(super) fn policy_decides(result: &FlowResult, body: &Block, index: &LineInde
 /// body whose branch does not set `v` again: going round from there, the next pass finds `v`
 /// empty and runs the `else`.
 pub(super) fn taken_branches(body: &Block, index: &LineIndex<'_>) -> Vec<Span> {
+    let mut out = taken_option_branches(body, index);
+    out.extend(once_branches(body, index));
+    out
+}
+
+/// The branches a flag lets through once (`if !refreshed { refreshed = true; continue }`, an
+/// arm guarded by `if .. && !auth_retried` whose body sets `auth_retried = true`): the flag is
+/// bound before the loop and nothing in the loop sets it back, so the next pass finds it set
+/// and takes another way. Going round from such a branch happens at most once.
+fn once_branches(body: &Block, index: &LineIndex<'_>) -> Vec<Span> {
+    /// `flag = true` / `flag = false` in the loop, by name.
+    #[derive(Default)]
+    struct Sets {
+        to_true: Vec<String>,
+        to_other: Vec<String>,
+    }
+    impl<'v> Visit<'v> for Sets {
+        fn visit_expr_assign(&mut self, a: &'v syn::ExprAssign) {
+            let _guard = crate::analysis::limits::enter();
+            if let Expr::Path(p) = &*a.left {
+                if let Some(name) = p.path.get_ident().map(ToString::to_string) {
+                    let to_true = matches!(&*a.right, Expr::Lit(l)
+                        if matches!(l.lit, syn::Lit::Bool(ref b) if b.value));
+                    if to_true {
+                        self.to_true.push(name);
+                    } else {
+                        self.to_other.push(name);
+                    }
+                }
+            }
+            syn::visit::visit_expr_assign(self, a);
+        }
+        fn visit_item(&mut self, _: &'v syn::Item) {}
+    }
+    /// The flags a condition lets through only while unset: `!flag`, alone or in an `&&`.
+    fn unset_flags(cond: &Expr, out: &mut Vec<String>) {
+        match cond {
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Not(_)) => {
+                if let Expr::Path(p) = &*u.expr {
+                    out.extend(p.path.get_ident().map(ToString::to_string));
+                }
+            }
+            Expr::Binary(b) if matches!(b.op, syn::BinOp::And(_)) => {
+                unset_flags(&b.left, out);
+                unset_flags(&b.right, out);
+            }
+            Expr::Paren(p) => unset_flags(&p.expr, out),
+            _ => {}
+        }
+    }
+    struct Find<'i, 'a> {
+        index: &'i LineIndex<'a>,
+        once: Vec<String>,
+        out: Vec<Span>,
+    }
+    impl Find<'_, '_> {
+        fn branch(&mut self, cond: &Expr, taken: Span, sets: &Sets) {
+            let mut flags = Vec::new();
+            unset_flags(cond, &mut flags);
+            if flags
+                .iter()
+                .any(|f| self.once.contains(f) && sets.to_true.contains(f))
+            {
+                self.out.push(taken);
+            }
+        }
+    }
+    impl<'v> Visit<'v> for Find<'_, '_> {
+        fn visit_expr_if(&mut self, i: &'v syn::ExprIf) {
+            let _guard = crate::analysis::limits::enter();
+            let mut sets = Sets::default();
+            sets.visit_block(&i.then_branch);
+            self.branch(&i.cond, self.index.of(&i.then_branch), &sets);
+            syn::visit::visit_expr_if(self, i);
+        }
+        fn visit_arm(&mut self, arm: &'v syn::Arm) {
+            let _guard = crate::analysis::limits::enter();
+            if let Some((_, g)) = &arm.guard {
+                let mut sets = Sets::default();
+                sets.visit_expr(&arm.body);
+                self.branch(g, self.index.of(&*arm.body), &sets);
+            }
+            syn::visit::visit_arm(self, arm);
+        }
+        fn visit_expr_closure(&mut self, _: &'v syn::ExprClosure) {}
+        fn visit_item(&mut self, _: &'v syn::Item) {}
+    }
+    let mut all = Sets::default();
+    all.visit_block(body);
+    // Set to `true` in the loop, and to nothing else there; bound before it (a `let` in the
+    // body starts it again on every pass).
+    let lets = body_lets(body);
+    let once: Vec<String> = all
+        .to_true
+        .iter()
+        .filter(|f| !all.to_other.contains(f) && !lets.contains(f))
+        .cloned()
+        .collect();
+    if once.is_empty() {
+        return Vec::new();
+    }
+    let mut find = Find {
+        index,
+        once,
+        out: Vec::new(),
+    };
+    find.visit_block(body);
+    find.out
+}
+
+fn taken_option_branches(body: &Block, index: &LineIndex<'_>) -> Vec<Span> {
     let mut out = Vec::new();
     for st in &body.stmts {
         let syn::Stmt::Expr(Expr::If(i), _) = st else {
