@@ -424,10 +424,14 @@ impl<'a> Builder<'a, '_> {
         let every_path_limited = retry_calls
             .iter()
             .all(|c| c.limited(!facts.counters.is_empty()));
+        // Behind a flag it passes as `false`: one second try at most.
+        let spends_flag = recursion_spends_flag(f, &name);
         let bound = if let Some(k) = result.bounded_by.filter(|_| every_path_limited) {
             Bound::Bounded(k)
         } else if deadline {
             Bound::Bounded(BoundKind::Deadline)
+        } else if spends_flag {
+            Bound::Bounded(BoundKind::Counter)
         } else {
             Bound::Unbounded
         };
@@ -466,7 +470,7 @@ impl<'a> Builder<'a, '_> {
             supervisor: false,
             unpaced: None,
             paced_inside: false,
-            second_try_only: false,
+            second_try_only: spends_flag,
             limit_from: None,
             delay_from: None,
             origins: Vec::new(),
@@ -490,4 +494,117 @@ impl<'a> Builder<'a, '_> {
                 .collect(),
         })
     }
+}
+
+/// Whether every call a function makes of itself happens behind a test of one of its `bool`
+/// parameters (an `if`, or an arm's guard) and passes `false` for it (`if allow_retry &&
+/// expired { return self.read(buf, false) }`): the second call cannot make a third, so the function tries again
+/// at most once (evidence.md #4: a limit in the code is read, not reported as none).
+fn recursion_spends_flag(f: LocalFn<'_>, name: &str) -> bool {
+    use syn::visit::Visit;
+    // The `bool` parameters, by their position among the call's arguments.
+    let flags: Vec<(usize, String)> = f
+        .sig
+        .inputs
+        .iter()
+        .filter_map(|a| match a {
+            syn::FnArg::Typed(t) => Some(t),
+            syn::FnArg::Receiver(_) => None,
+        })
+        .enumerate()
+        .filter_map(|(i, t)| match (&*t.pat, &*t.ty) {
+            (syn::Pat::Ident(id), syn::Type::Path(ty)) if ty.path.is_ident("bool") => {
+                Some((i, id.ident.to_string()))
+            }
+            _ => None,
+        })
+        .collect();
+    if flags.is_empty() {
+        return false;
+    }
+    struct Calls<'n> {
+        name: &'n str,
+        flags: &'n [(usize, String)],
+        /// The flags the enclosing `if`s require to be set.
+        required: Vec<String>,
+        calls: usize,
+        spent: usize,
+    }
+    fn set_flags(cond: &Expr, out: &mut Vec<String>) {
+        match cond {
+            Expr::Path(p) => out.extend(p.path.get_ident().map(ToString::to_string)),
+            Expr::Binary(b) if matches!(b.op, syn::BinOp::And(_)) => {
+                set_flags(&b.left, out);
+                set_flags(&b.right, out);
+            }
+            Expr::Paren(p) => set_flags(&p.expr, out),
+            _ => {}
+        }
+    }
+    impl Calls<'_> {
+        fn call(&mut self, args: &syn::punctuated::Punctuated<Expr, syn::Token![,]>) {
+            self.calls += 1;
+            let spends = self.flags.iter().any(|(i, flag)| {
+                self.required.contains(flag)
+                    && matches!(args.iter().nth(*i), Some(Expr::Lit(l))
+                        if matches!(l.lit, syn::Lit::Bool(ref b) if !b.value))
+            });
+            self.spent += usize::from(spends);
+        }
+    }
+    impl<'v> Visit<'v> for Calls<'_> {
+        fn visit_expr_if(&mut self, i: &'v syn::ExprIf) {
+            let _guard = crate::analysis::limits::enter();
+            self.visit_expr(&i.cond);
+            let before = self.required.len();
+            set_flags(&i.cond, &mut self.required);
+            self.visit_block(&i.then_branch);
+            self.required.truncate(before);
+            if let Some((_, e)) = &i.else_branch {
+                self.visit_expr(e);
+            }
+        }
+        fn visit_arm(&mut self, arm: &'v syn::Arm) {
+            let _guard = crate::analysis::limits::enter();
+            let before = self.required.len();
+            if let Some((_, g)) = &arm.guard {
+                self.visit_expr(g);
+                set_flags(g, &mut self.required);
+            }
+            self.visit_expr(&arm.body);
+            self.required.truncate(before);
+        }
+        fn visit_expr_method_call(&mut self, m: &'v syn::ExprMethodCall) {
+            let _guard = crate::analysis::limits::enter();
+            if m.method == self.name
+                && matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self"))
+            {
+                self.call(&m.args);
+            }
+            syn::visit::visit_expr_method_call(self, m);
+        }
+        fn visit_expr_call(&mut self, c: &'v syn::ExprCall) {
+            let _guard = crate::analysis::limits::enter();
+            if let Expr::Path(p) = &*c.func {
+                if p.path.is_ident(self.name)
+                    || (p.path.segments.len() == 2
+                        && p.path.segments[0].ident == "Self"
+                        && p.path.segments[1].ident == self.name)
+                {
+                    self.call(&c.args);
+                }
+            }
+            syn::visit::visit_expr_call(self, c);
+        }
+        fn visit_item(&mut self, _: &'v syn::Item) {}
+    }
+    let mut calls = Calls {
+        name,
+        flags: &flags,
+        required: Vec::new(),
+        calls: 0,
+        spent: 0,
+    };
+    calls.visit_block(f.block);
+    calls.calls > 0 && calls.spent == calls.calls
 }
