@@ -708,6 +708,7 @@ fn once_branches(body: &Block, index: &LineIndex<'_>) -> Vec<Span> {
     }
     /// The flags a condition lets through only while unset: `!flag`, alone or in an `&&`.
     fn unset_flags(cond: &Expr, out: &mut Vec<String>) {
+        let _guard = crate::analysis::limits::enter();
         match cond {
             Expr::Unary(u) if matches!(u.op, syn::UnOp::Not(_)) => {
                 if let Expr::Path(p) = &*u.expr {

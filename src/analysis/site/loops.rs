@@ -502,35 +502,16 @@ impl<'a> Builder<'a, '_> {
 /// at most once (evidence.md #4: a limit in the code is read, not reported as none).
 fn recursion_spends_flag(f: LocalFn<'_>, name: &str) -> bool {
     use syn::visit::Visit;
-    // The `bool` parameters, by their position among the call's arguments.
-    let flags: Vec<(usize, String)> = f
-        .sig
-        .inputs
-        .iter()
-        .filter_map(|a| match a {
-            syn::FnArg::Typed(t) => Some(t),
-            syn::FnArg::Receiver(_) => None,
-        })
-        .enumerate()
-        .filter_map(|(i, t)| match (&*t.pat, &*t.ty) {
-            (syn::Pat::Ident(id), syn::Type::Path(ty)) if ty.path.is_ident("bool") => {
-                Some((i, id.ident.to_string()))
-            }
-            _ => None,
-        })
-        .collect();
-    if flags.is_empty() {
-        return false;
-    }
     struct Calls<'n> {
         name: &'n str,
         flags: &'n [(usize, String)],
         /// The flags the enclosing `if`s require to be set.
         required: Vec<String>,
-        calls: usize,
+        made: usize,
         spent: usize,
     }
     fn set_flags(cond: &Expr, out: &mut Vec<String>) {
+        let _guard = crate::analysis::limits::enter();
         match cond {
             Expr::Path(p) => out.extend(p.path.get_ident().map(ToString::to_string)),
             Expr::Binary(b) if matches!(b.op, syn::BinOp::And(_)) => {
@@ -543,7 +524,7 @@ fn recursion_spends_flag(f: LocalFn<'_>, name: &str) -> bool {
     }
     impl Calls<'_> {
         fn call(&mut self, args: &syn::punctuated::Punctuated<Expr, syn::Token![,]>) {
-            self.calls += 1;
+            self.made += 1;
             let spends = self.flags.iter().any(|(i, flag)| {
                 self.required.contains(flag)
                     && matches!(args.iter().nth(*i), Some(Expr::Lit(l))
@@ -598,13 +579,33 @@ fn recursion_spends_flag(f: LocalFn<'_>, name: &str) -> bool {
         }
         fn visit_item(&mut self, _: &'v syn::Item) {}
     }
+    // The `bool` parameters, by their position among the call's arguments.
+    let flags: Vec<(usize, String)> = f
+        .sig
+        .inputs
+        .iter()
+        .filter_map(|a| match a {
+            syn::FnArg::Typed(t) => Some(t),
+            syn::FnArg::Receiver(_) => None,
+        })
+        .enumerate()
+        .filter_map(|(i, t)| match (&*t.pat, &*t.ty) {
+            (syn::Pat::Ident(id), syn::Type::Path(ty)) if ty.path.is_ident("bool") => {
+                Some((i, id.ident.to_string()))
+            }
+            _ => None,
+        })
+        .collect();
+    if flags.is_empty() {
+        return false;
+    }
     let mut calls = Calls {
         name,
         flags: &flags,
         required: Vec::new(),
-        calls: 0,
+        made: 0,
         spent: 0,
     };
     calls.visit_block(f.block);
-    calls.calls > 0 && calls.spent == calls.calls
+    calls.made > 0 && calls.spent == calls.made
 }

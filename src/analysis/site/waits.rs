@@ -518,6 +518,7 @@ pub(super) fn calls_timed_value(body: &Block, locals: &Locals<'_>, scope: &FileS
         /// `Duration::from_millis(..)`, `Duration::new(..)`, `Duration::ZERO`: std's (or
         /// core's, tokio's re-export) duration, through the file's `use`.
         fn is_duration(&self, e: &Expr) -> bool {
+            let _guard = crate::analysis::limits::enter();
             let path = match e {
                 Expr::Call(c) => match &*c.func {
                     Expr::Path(p) => &p.path,
@@ -536,6 +537,7 @@ pub(super) fn calls_timed_value(body: &Block, locals: &Locals<'_>, scope: &FileS
         /// A constructor given a duration (`Delayer::new(kind, Duration::from_millis(50))`);
         /// not a builder chain, where a duration is as often a request's time limit.
         fn made_with_duration(&self, e: &Expr) -> bool {
+            let _guard = crate::analysis::limits::enter();
             match e {
                 Expr::Call(c) => c.args.iter().any(|a| self.is_duration(a)),
                 Expr::Try(t) => self.made_with_duration(&t.expr),
