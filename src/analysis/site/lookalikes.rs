@@ -706,23 +706,6 @@ fn once_branches(body: &Block, index: &LineIndex<'_>) -> Vec<Span> {
         }
         fn visit_item(&mut self, _: &'v syn::Item) {}
     }
-    /// The flags a condition lets through only while unset: `!flag`, alone or in an `&&`.
-    fn unset_flags(cond: &Expr, out: &mut Vec<String>) {
-        let _guard = crate::analysis::limits::enter();
-        match cond {
-            Expr::Unary(u) if matches!(u.op, syn::UnOp::Not(_)) => {
-                if let Expr::Path(p) = &*u.expr {
-                    out.extend(p.path.get_ident().map(ToString::to_string));
-                }
-            }
-            Expr::Binary(b) if matches!(b.op, syn::BinOp::And(_)) => {
-                unset_flags(&b.left, out);
-                unset_flags(&b.right, out);
-            }
-            Expr::Paren(p) => unset_flags(&p.expr, out),
-            _ => {}
-        }
-    }
     struct Find<'i, 'a> {
         index: &'i LineIndex<'a>,
         once: Vec<String>,
@@ -731,7 +714,7 @@ fn once_branches(body: &Block, index: &LineIndex<'_>) -> Vec<Span> {
     impl Find<'_, '_> {
         fn branch(&mut self, cond: &Expr, taken: Span, sets: &Sets) {
             let mut flags = Vec::new();
-            unset_flags(cond, &mut flags);
+            cond_flags(cond, false, &mut flags);
             if flags
                 .iter()
                 .any(|f| self.once.contains(f) && sets.to_true.contains(f))
@@ -781,6 +764,26 @@ fn once_branches(body: &Block, index: &LineIndex<'_>) -> Vec<Span> {
     };
     find.visit_block(body);
     find.out
+}
+
+/// The flags (plain names) a condition requires, alone or in an `&&`: set (`allow_retry`) when
+/// `set`, unset (`!refreshed`) otherwise.
+pub(super) fn cond_flags(cond: &Expr, set: bool, out: &mut Vec<String>) {
+    let _guard = crate::analysis::limits::enter();
+    match cond {
+        Expr::Path(p) if set => out.extend(p.path.get_ident().map(ToString::to_string)),
+        Expr::Unary(u) if !set && matches!(u.op, syn::UnOp::Not(_)) => {
+            if let Expr::Path(p) = &*u.expr {
+                out.extend(p.path.get_ident().map(ToString::to_string));
+            }
+        }
+        Expr::Binary(b) if matches!(b.op, syn::BinOp::And(_)) => {
+            cond_flags(&b.left, set, out);
+            cond_flags(&b.right, set, out);
+        }
+        Expr::Paren(p) => cond_flags(&p.expr, set, out),
+        _ => {}
+    }
 }
 
 fn taken_option_branches(body: &Block, index: &LineIndex<'_>) -> Vec<Span> {

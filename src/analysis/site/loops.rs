@@ -510,18 +510,6 @@ fn recursion_spends_flag(f: LocalFn<'_>, name: &str) -> bool {
         made: usize,
         spent: usize,
     }
-    fn set_flags(cond: &Expr, out: &mut Vec<String>) {
-        let _guard = crate::analysis::limits::enter();
-        match cond {
-            Expr::Path(p) => out.extend(p.path.get_ident().map(ToString::to_string)),
-            Expr::Binary(b) if matches!(b.op, syn::BinOp::And(_)) => {
-                set_flags(&b.left, out);
-                set_flags(&b.right, out);
-            }
-            Expr::Paren(p) => set_flags(&p.expr, out),
-            _ => {}
-        }
-    }
     impl Calls<'_> {
         fn call(&mut self, args: &syn::punctuated::Punctuated<Expr, syn::Token![,]>) {
             self.made += 1;
@@ -538,7 +526,7 @@ fn recursion_spends_flag(f: LocalFn<'_>, name: &str) -> bool {
             let _guard = crate::analysis::limits::enter();
             self.visit_expr(&i.cond);
             let before = self.required.len();
-            set_flags(&i.cond, &mut self.required);
+            cond_flags(&i.cond, true, &mut self.required);
             self.visit_block(&i.then_branch);
             self.required.truncate(before);
             if let Some((_, e)) = &i.else_branch {
@@ -550,7 +538,7 @@ fn recursion_spends_flag(f: LocalFn<'_>, name: &str) -> bool {
             let before = self.required.len();
             if let Some((_, g)) = &arm.guard {
                 self.visit_expr(g);
-                set_flags(g, &mut self.required);
+                cond_flags(g, true, &mut self.required);
             }
             self.visit_expr(&arm.body);
             self.required.truncate(before);
