@@ -767,8 +767,9 @@ impl<'a, 'c> Flow<'a, 'c> {
                     }
                 }
                 // `Output::error(e).exit()` where the crate's one method of that name returns
-                // `!`: it leaves the loop as a `return` does.
-                if self.method_never_returns(&m.method.to_string()) {
+                // `!` and the receiver is made by that method's type: it leaves the loop as a
+                // `return` does.
+                if self.method_never_returns(m) {
                     let failing = Self::refined(&states, Outcome::Failure, None, None);
                     self.record_exit(&failing);
                     return Vec::new();
@@ -1061,17 +1062,42 @@ impl<'a, 'c> Flow<'a, 'c> {
     }
 
     /// Whether a method call never returns: the crate defines exactly one method of that
-    /// name, and its return type is `!`. Two methods of the name, or none, are unknown, and
-    /// a call is taken to return.
-    fn method_never_returns(&self, name: &str) -> bool {
+    /// name, its return type is `!`, and the receiver is made by a call of an associated
+    /// function of that method's type (`Output::error(e).exit()`, `exit` in `impl Output`):
+    /// a receiver of another type may have a method of the same name that returns. Two
+    /// methods of the name, none, or a receiver whose type is not shown are unknown, and the
+    /// call is taken to return.
+    fn method_never_returns(&self, m: &syn::ExprMethodCall) -> bool {
+        let _guard = crate::analysis::limits::enter();
+        // The type whose associated function made the receiver, through method chains.
+        let mut at = &*m.receiver;
+        let made_by = loop {
+            match at {
+                Expr::MethodCall(inner) => at = &inner.receiver,
+                Expr::Paren(p) => at = &p.expr,
+                Expr::Call(c) => match &*c.func {
+                    Expr::Path(p) if p.path.segments.len() >= 2 => {
+                        let segs = &p.path.segments;
+                        break Some(segs[segs.len() - 2].ident.to_string());
+                    }
+                    _ => break None,
+                },
+                _ => break None,
+            }
+        };
+        let Some(ty) = made_by else {
+            return false;
+        };
+        let name = m.method.to_string();
         let scope = self.status.file;
-        scope.defines_fn(name)
+        scope.defines_fn(&name)
             && scope.probe(|| {
                 scope
-                    .function_via(name, Some(&super::Via::Method))
+                    .function_via(&name, Some(&super::Via::Method))
                     .is_some_and(|f| {
-                        matches!(&f.sig.output, syn::ReturnType::Type(_, t)
-                            if matches!(**t, syn::Type::Never(_)))
+                        f.owner.is_some_and(|o| *o == ty)
+                            && matches!(&f.sig.output, syn::ReturnType::Type(_, t)
+                                if matches!(**t, syn::Type::Never(_)))
                     })
             })
     }

@@ -1100,13 +1100,6 @@ pub(super) fn stepped_index_vars(body: &Block) -> Vec<String> {
     v.0
 }
 
-/// The values a loop steps by a constant (`port += 1`) that the operation it tests is given
-/// built into a binding of the loop (`let addr = SocketAddr::new(ip, port)`) and that nothing
-/// compares (`port < last`): each pass hands the operation the next input, a search (the next
-/// free port, the next name), and the count of passes is no limit. So do the values it
-/// multiplies by a constant (`factor *= 2`) built into the operation's input (`let size =
-/// total / factor`), compared or not: a search over sizes (a buffer that fits), where a
-/// multiplied wait is only waited on.
 /// The names the `let`s of a loop's body bind (not those of closures or nested items).
 fn body_lets(body: &Block) -> Vec<String> {
     struct L(Vec<String>);
@@ -1124,6 +1117,14 @@ fn body_lets(body: &Block) -> Vec<String> {
     l.0
 }
 
+/// The values a loop steps by a constant (`port += 1`), or by what the pass made (`offset +=
+/// len`, `len` a `let` of the body), that the operation it tests is given
+/// built into a binding of the loop (`let addr = SocketAddr::new(ip, port)`) and that nothing
+/// compares (`port < last`): each pass hands the operation the next input, a search (the next
+/// free port, the next name), and the count of passes is no limit. So do the values it
+/// multiplies by a constant (`factor *= 2`) built into the operation's input (`let size =
+/// total / factor`), compared or not: a search over sizes (a buffer that fits), where a
+/// multiplied wait is only waited on.
 pub(super) fn stepped_inputs(
     l: &Expr,
     body: &Block,

@@ -498,24 +498,27 @@ impl<'a> Builder<'a, '_> {
 
 /// Whether every call a function makes of itself happens behind a test of one of its `bool`
 /// parameters (an `if`, or an arm's guard) and passes `false` for it (`if allow_retry &&
-/// expired { return self.read(buf, false) }`): the second call cannot make a third, so the function tries again
-/// at most once (evidence.md #4: a limit in the code is read, not reported as none).
+/// expired { return self.read(buf, false) }`): the second call cannot make a third, so the
+/// function tries again at most once (evidence.md #4: a limit in the code is read, not
+/// reported as none).
 fn recursion_spends_flag(f: LocalFn<'_>, name: &str) -> bool {
     use syn::visit::Visit;
     struct Calls<'n> {
         name: &'n str,
         flags: &'n [(usize, String)],
+        /// `Self::name(self, ..)` hands the receiver first: the parameters come one later.
+        receiver: bool,
         /// The flags the enclosing `if`s require to be set.
         required: Vec<String>,
         made: usize,
         spent: usize,
     }
     impl Calls<'_> {
-        fn call(&mut self, args: &syn::punctuated::Punctuated<Expr, syn::Token![,]>) {
+        fn call(&mut self, args: &syn::punctuated::Punctuated<Expr, syn::Token![,]>, skip: usize) {
             self.made += 1;
             let spends = self.flags.iter().any(|(i, flag)| {
                 self.required.contains(flag)
-                    && matches!(args.iter().nth(*i), Some(Expr::Lit(l))
+                    && matches!(args.iter().nth(*i + skip), Some(Expr::Lit(l))
                         if matches!(l.lit, syn::Lit::Bool(ref b) if !b.value))
             });
             self.spent += usize::from(spends);
@@ -548,19 +551,20 @@ fn recursion_spends_flag(f: LocalFn<'_>, name: &str) -> bool {
             if m.method == self.name
                 && matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self"))
             {
-                self.call(&m.args);
+                self.call(&m.args, 0);
             }
             syn::visit::visit_expr_method_call(self, m);
         }
         fn visit_expr_call(&mut self, c: &'v syn::ExprCall) {
             let _guard = crate::analysis::limits::enter();
             if let Expr::Path(p) = &*c.func {
-                if p.path.is_ident(self.name)
-                    || (p.path.segments.len() == 2
-                        && p.path.segments[0].ident == "Self"
-                        && p.path.segments[1].ident == self.name)
+                if p.path.is_ident(self.name) {
+                    self.call(&c.args, 0);
+                } else if p.path.segments.len() == 2
+                    && p.path.segments[0].ident == "Self"
+                    && p.path.segments[1].ident == self.name
                 {
-                    self.call(&c.args);
+                    self.call(&c.args, usize::from(self.receiver));
                 }
             }
             syn::visit::visit_expr_call(self, c);
@@ -590,6 +594,7 @@ fn recursion_spends_flag(f: LocalFn<'_>, name: &str) -> bool {
     let mut calls = Calls {
         name,
         flags: &flags,
+        receiver: f.sig.receiver().is_some(),
         required: Vec::new(),
         made: 0,
         spent: 0,
