@@ -629,6 +629,11 @@ impl<'a, 'c> Flow<'a, 'c> {
                     return s;
                 }
                 s.outcome = s.outcome.refine(o);
+                // A later test that leaves only failures on the path took the successful
+                // answers out of it.
+                if s.outcome == Outcome::Failure {
+                    s.rejected_ok = false;
+                }
                 if let (Some(op), Outcome::Success | Outcome::Failure | Outcome::Mixed) = (op, o) {
                     s.op = Some(op.to_owned());
                 }
@@ -1308,6 +1313,9 @@ impl<'a, 'c> Flow<'a, 'c> {
         // `Ok(s) if s.state == Stopped => break`: an earlier arm took the successful answers
         // whose value passed a test other than a status's; a later catch-all gets the others.
         let mut ok_value_guard = false;
+        // An earlier arm may have taken successful answers: an `Ok(..)` pattern, guarded or
+        // not, or a catch-all whose guard reads the answer it binds (`r if r.is_ok()`).
+        let mut ok_taken = false;
         let mut out = Vec::new();
         // `match failed { None => .., Some(err) => .. }`: an optional error, or the reason to
         // go again (`retry_code = Some(e)` set from an error inside a successful reply).
@@ -1447,7 +1455,20 @@ impl<'a, 'c> Flow<'a, 'c> {
                     set = Some((remaining_ok, pat_span, reason));
                 }
             }
-            let rejected_ok = ok_value_guard && catch_all && o == Outcome::Mixed && set.is_none();
+            // A catch-all that gets successful answers no earlier arm took (`Err(NotFound) =>
+            // break, _ => sleep`): every answer of a successful operation goes round, the
+            // loop waits for the state to change.
+            let rejected_ok =
+                (ok_value_guard || !ok_taken) && catch_all && o == Outcome::Mixed && set.is_none();
+            if matches!(pat_o, Some(Outcome::Success | Outcome::Mixed))
+                || (catch_all
+                    && arm
+                        .guard
+                        .as_ref()
+                        .is_some_and(|(_, g)| binding.iter().any(|b| mentions(g, b))))
+            {
+                ok_taken = true;
+            }
             if pat_o == Some(Outcome::Success) {
                 if let Some((_, g)) = &arm.guard {
                     if let Some(sets) = self.status.cond(g) {
@@ -1738,11 +1759,22 @@ impl<'a, 'c> Flow<'a, 'c> {
                 }
                 info
             }
+            // `matches!(probe(), Ok(State::Free))` tests as `if let Ok(State::Free) = probe()`.
             Expr::Macro(m) if names::last(&m.mac.path).as_deref() == Some("matches") => {
-                let o = super::status::parse_matches(&m.mac)
-                    .and_then(|(_, p)| pat_outcome(&p))
-                    .unwrap_or(Outcome::Neutral);
-                CondInfo::outcome(o)
+                match super::status::parse_matches(&m.mac) {
+                    Some((_, pat)) => {
+                        let o = pat_outcome(&pat).unwrap_or(Outcome::Neutral);
+                        CondInfo {
+                            then_o: o,
+                            else_o: o.negate(),
+                            then_set: None,
+                            else_set: None,
+                            readiness: pat_mentions_readiness(&pat),
+                            else_pending: o == Outcome::Success && awaits_value(&pat),
+                        }
+                    }
+                    None => CondInfo::outcome(Outcome::Neutral),
+                }
             }
             _ => CondInfo {
                 then_o: Outcome::Neutral,
