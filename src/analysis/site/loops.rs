@@ -330,6 +330,9 @@ impl<'a> Builder<'a, '_> {
             .any(|c| c.awaited.iter().any(|name| self.may_wait(name, fn_name)))
             || inner_loop_waits(body, self.scope)
             || calls_timed_value(body, locals, self.scope)
+            || awaits_before_attempt(body, &result.tested_ops().collect::<Vec<_>>())
+                .iter()
+                .any(|name| self.may_wait(name, fn_name))
             || per_attempt.calls.iter().any(|c| {
                 c.name != fn_name
                     && self

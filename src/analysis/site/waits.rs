@@ -504,6 +504,61 @@ pub(super) fn inner_loop_waits(body: &Block, scope: &FileScope<'_>) -> bool {
     })
 }
 
+/// The calls awaited for their effect (`backoff.next().await;`, `gen.sleep().await;`: the value
+/// dropped) in the statements of the loop's body before the first that makes an attempt (a call
+/// of one of `ops`): they come between a failure and the next attempt, and what they wait is
+/// the callees', not read here (evidence.md: a wait the analysis cannot see is not none).
+pub(super) fn awaits_before_attempt(body: &Block, ops: &[&str]) -> Vec<String> {
+    struct Awaits {
+        names: Vec<String>,
+    }
+    impl<'v> Visit<'v> for Awaits {
+        fn visit_stmt(&mut self, st: &'v syn::Stmt) {
+            let _guard = crate::analysis::limits::enter();
+            if let syn::Stmt::Expr(Expr::Await(a), Some(_)) = st {
+                if let Some(name) = crate::analysis::flow::operation_name(&a.base) {
+                    self.names.push(name);
+                }
+            }
+            syn::visit::visit_stmt(self, st);
+        }
+        fn visit_expr_closure(&mut self, _: &'v syn::ExprClosure) {}
+        fn visit_expr_async(&mut self, _: &'v syn::ExprAsync) {}
+        fn visit_item(&mut self, _: &'v syn::Item) {}
+    }
+    struct Mentions<'o> {
+        ops: &'o [&'o str],
+        found: bool,
+    }
+    impl<'v> Visit<'v> for Mentions<'_> {
+        fn visit_expr(&mut self, e: &'v Expr) {
+            let _guard = crate::analysis::limits::enter();
+            if crate::analysis::flow::operation_name(e)
+                .is_some_and(|n| self.ops.contains(&n.as_str()))
+            {
+                self.found = true;
+                return;
+            }
+            syn::visit::visit_expr(self, e);
+        }
+    }
+    let mut awaits = Awaits { names: Vec::new() };
+    // Without a known attempt, which statements come before it is not known.
+    if ops.is_empty() {
+        return Vec::new();
+    }
+    for st in &body.stmts {
+        let mut m = Mentions { ops, found: false };
+        m.visit_stmt(st);
+        if m.found {
+            break;
+        }
+        awaits.visit_stmt(st);
+    }
+    awaits.names.retain(|n| !ops.contains(&n.as_str()));
+    awaits.names
+}
+
 /// Whether the loop's body calls a method of a value made with a duration (`let mut delayer =
 /// Delayer::new(kind, Duration::from_millis(50))`, then `delayer.delay()`): what the value
 /// does with its duration is its type's, not read here, and it may wait that long, so the
