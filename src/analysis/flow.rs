@@ -629,9 +629,9 @@ impl<'a, 'c> Flow<'a, 'c> {
                     return s;
                 }
                 s.outcome = s.outcome.refine(o);
-                // A later test that leaves only failures on the path took the successful
-                // answers out of it.
-                if s.outcome == Outcome::Failure {
+                // A later test that leaves only failures on this side took the successful
+                // answers out of the path.
+                if o == Outcome::Failure {
                     s.rejected_ok = false;
                 }
                 if let (Some(op), Outcome::Success | Outcome::Failure | Outcome::Mixed) = (op, o) {
@@ -1759,22 +1759,11 @@ impl<'a, 'c> Flow<'a, 'c> {
                 }
                 info
             }
-            // `matches!(probe(), Ok(State::Free))` tests as `if let Ok(State::Free) = probe()`.
             Expr::Macro(m) if names::last(&m.mac.path).as_deref() == Some("matches") => {
-                match super::status::parse_matches(&m.mac) {
-                    Some((_, pat)) => {
-                        let o = pat_outcome(&pat).unwrap_or(Outcome::Neutral);
-                        CondInfo {
-                            then_o: o,
-                            else_o: o.negate(),
-                            then_set: None,
-                            else_set: None,
-                            readiness: pat_mentions_readiness(&pat),
-                            else_pending: o == Outcome::Success && awaits_value(&pat),
-                        }
-                    }
-                    None => CondInfo::outcome(Outcome::Neutral),
-                }
+                let o = super::status::parse_matches(&m.mac)
+                    .and_then(|(_, p)| pat_outcome(&p))
+                    .unwrap_or(Outcome::Neutral);
+                CondInfo::outcome(o)
             }
             _ => CondInfo {
                 then_o: Outcome::Neutral,
