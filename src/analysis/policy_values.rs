@@ -896,8 +896,11 @@ fn struct_facts<'e>(
     }
     // A strategy that carries settings of its own (`strategy:
     // Strategy::ExponentialBackoff(Default::default())`): its jitter and cap are not read here.
+    // So does one made by a constructor of another crate (`backoff:
+    // exponential_backoff::Backoff::new(retries, min, max)`): its jitter and cap are that
+    // crate's.
     let carried = known(Role::Strategy).is_some_and(|e| match e {
-        Expr::Call(c) => !c.args.iter().all(plain_value),
+        Expr::Call(c) => !c.args.iter().all(plain_value) || made_by_other_crate(c, cx),
         _ => false,
     });
     let jitter = if unknown(Role::Jitter) || (carried && known(Role::Jitter).is_none()) {
@@ -940,6 +943,16 @@ fn struct_facts<'e>(
         capped,
         unbounded,
     })
+}
+
+/// A call whose path resolves into another crate (`exponential_backoff::Backoff::new`, through
+/// the file's `use`): not this crate's type or variant, whose code is read here.
+fn made_by_other_crate(c: &syn::ExprCall, cx: &Cx<'_, '_>) -> bool {
+    let Some(path) = names::callee_path(&c.func) else {
+        return false;
+    };
+    let full = cx.est.file.resolve(path);
+    full.len() >= 3 && !matches!(full[0].as_str(), "crate" | "self" | "super" | "Self")
 }
 
 /// The growth a strategy field names: its variant (`RetryStrategy::ExponentialBackoff`), or the
