@@ -579,6 +579,62 @@ fn is_growth_method(name: &str) -> bool {
     )
 }
 
+/// Whether a method chain reads the part of std's clock below a second: a `SystemTime::now()`
+/// or `Instant::now()` in it, and a `Duration` accessor of that part (`subsec_nanos`,
+/// `subsec_micros`, `subsec_millis`), or of the whole since `UNIX_EPOCH` in nanoseconds or
+/// microseconds (mostly its fast-moving digits), in the chain or a closure of it
+/// (`SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.subsec_nanos())`). std's API.
+fn reads_clock_fraction(m: &syn::ExprMethodCall, file: &FileScope<'_>) -> bool {
+    #[derive(Default)]
+    struct Seen {
+        clock: bool,
+        subsec: bool,
+        whole: bool,
+        epoch: bool,
+    }
+    struct Clock<'f, 's> {
+        file: &'f FileScope<'s>,
+        seen: Seen,
+    }
+    impl<'v> Visit<'v> for Clock<'_, '_> {
+        fn visit_expr_call(&mut self, c: &'v syn::ExprCall) {
+            let _guard = crate::analysis::limits::enter();
+            if let Some(p) = names::callee_path(&c.func) {
+                let full = self.file.resolve(p);
+                if matches!(full.as_slice(), [root, time, ty, now]
+                    if matches!(root.as_str(), "std" | "core" | "tokio") && time == "time"
+                        && matches!(ty.as_str(), "SystemTime" | "Instant") && now == "now")
+                {
+                    self.seen.clock = true;
+                }
+            }
+            syn::visit::visit_expr_call(self, c);
+        }
+        fn visit_expr_method_call(&mut self, m: &'v syn::ExprMethodCall) {
+            let _guard = crate::analysis::limits::enter();
+            match m.method.to_string().as_str() {
+                "subsec_nanos" | "subsec_micros" | "subsec_millis" => self.seen.subsec = true,
+                "as_nanos" | "as_micros" => self.seen.whole = true,
+                _ => {}
+            }
+            syn::visit::visit_expr_method_call(self, m);
+        }
+        fn visit_path(&mut self, p: &'v syn::Path) {
+            if p.segments.last().is_some_and(|s| s.ident == "UNIX_EPOCH") {
+                self.seen.epoch = true;
+            }
+            syn::visit::visit_path(self, p);
+        }
+    }
+    let mut clock = Clock {
+        file,
+        seen: Seen::default(),
+    };
+    clock.visit_expr_method_call(m);
+    let s = clock.seen;
+    s.clock && (s.subsec || (s.whole && s.epoch))
+}
+
 /// A method called on a backoff strategy object: a builder step keeps the object (a maximum
 /// caps it, a jitter step randomises it), asking for the next wait gives the wait.
 fn strategy_step(file: &FileScope<'_>, name: &str, recv: Taint, m: &syn::ExprMethodCall) -> Taint {
@@ -750,9 +806,16 @@ impl<'a> ValueCx<'a, '_> {
                 t.random |= s.random;
                 t
             }
-            Expr::Index(i) => self
-                .taint_in(&i.expr, seen, d)
-                .union(self.taint_in(&i.index, seen, d)),
+            Expr::Index(i) => {
+                let table = self.taint_in(&i.expr, seen, d);
+                let at = self.taint_in(&i.index, seen, d);
+                let mut t = table.union(at);
+                // `SCHEDULE[attempt]`: picked from fixed values, at most the largest.
+                if at.counter && fixed(&table) {
+                    t.capped = true;
+                }
+                t
+            }
             Expr::Array(a) => self.taint_elems(a.elems.iter(), seen, d),
             Expr::Tuple(t) => self.taint_elems(t.elems.iter(), seen, d),
             Expr::Struct(s) => self.taint_elems(s.fields.iter().map(|f| &f.expr), seen, d),
@@ -1096,6 +1159,13 @@ impl<'a> ValueCx<'a, '_> {
     ) -> Taint {
         let _guard = crate::analysis::limits::enter();
         let name = m.method.to_string();
+        // The sub-second part of the clock's reading differs between callers as a draw does.
+        if reads_clock_fraction(m, self.file) {
+            return Taint {
+                random: true,
+                ..Taint::default()
+            };
+        }
         let recv = self.taint_in(&m.receiver, seen, d);
         let args = self.taint_elems(m.args.iter(), seen, d);
         if recv.server {
@@ -1153,6 +1223,14 @@ impl<'a> ValueCx<'a, '_> {
         if is_growth_method(&name) {
             return Taint {
                 growth: both.counter || both.growth,
+                ..both
+            };
+        }
+        // `SCHEDULE.get(attempt)`: a wait the attempt picks from a table of fixed values is at
+        // most the largest of them (evidence.md #6: a cap is a cap whatever form it takes).
+        if name == "get" && fixed(&recv) && args.counter {
+            return Taint {
+                capped: true,
                 ..both
             };
         }
