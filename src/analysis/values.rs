@@ -620,6 +620,7 @@ fn reads_clock_fraction(m: &syn::ExprMethodCall, file: &FileScope<'_>) -> bool {
             syn::visit::visit_expr_method_call(self, m);
         }
         fn visit_path(&mut self, p: &'v syn::Path) {
+            let _guard = crate::analysis::limits::enter();
             if p.segments.last().is_some_and(|s| s.ident == "UNIX_EPOCH") {
                 self.seen.epoch = true;
             }
