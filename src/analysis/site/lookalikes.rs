@@ -1055,10 +1055,10 @@ pub(super) fn derived_names(body: &Block, names: &[String], from_pattern: bool) 
         if let syn::Stmt::Local(l) = stmt {
             let mut bound = Vec::new();
             pat_bindings(&l.pat, &mut bound);
-            let derived = l.init.as_ref().is_some_and(|init| {
-                out.iter()
-                    .any(|n| crate::analysis::values::mentions(&init.expr, n))
-            });
+            let derived = l
+                .init
+                .as_ref()
+                .is_some_and(|init| out.iter().any(|n| value_mentions(&init.expr, n)));
             if derived {
                 out.extend(bound.iter().cloned());
             } else {
@@ -1068,6 +1068,31 @@ pub(super) fn derived_names(body: &Block, names: &[String], from_pattern: bool) 
         }
     }
     out
+}
+
+/// Whether the value an expression gives can be made from `name`: a `match` or `if` arm that
+/// never gives a value (`Err(e) => { sleep(backoff(attempt)); continue }`) does not make the
+/// value bound, whatever it mentions; the scrutinee and the other arms do.
+fn value_mentions(e: &Expr, name: &str) -> bool {
+    let _guard = crate::analysis::limits::enter();
+    let mentions = crate::analysis::values::mentions;
+    let gives_no_value = |e: &Expr| {
+        diverges(e)
+            || matches!(e, Expr::Block(b) if b.block.stmts.last().is_some_and(|s| matches!(s, syn::Stmt::Expr(x, _) if diverges(x))))
+    };
+    match e {
+        Expr::Match(m) => {
+            mentions(&m.expr, name)
+                || m.arms.iter().any(|a| {
+                    a.guard.as_ref().is_some_and(|(_, g)| mentions(g, name))
+                        || (!gives_no_value(&a.body) && value_mentions(&a.body, name))
+                })
+        }
+        Expr::Paren(p) => value_mentions(&p.expr, name),
+        Expr::Await(a) => value_mentions(&a.base, name),
+        Expr::Try(t) => value_mentions(&t.expr, name),
+        _ => mentions(e, name),
+    }
 }
 
 /// The variables a loop body steps (`i += 1`, `i = (i + 1) % n`, `i = 0`), not inside
