@@ -579,6 +579,35 @@ fn is_growth_method(name: &str) -> bool {
     )
 }
 
+/// `if a > b { b } else { a }` (or `if a < b { a } else { b }`): the smaller of two values,
+/// `min` written as a test.
+fn picks_smaller(i: &syn::ExprIf) -> bool {
+    let Expr::Binary(b) = &*i.cond else {
+        return false;
+    };
+    let single = |block: &syn::Block| match block.stmts.as_slice() {
+        [syn::Stmt::Expr(e, None)] => Some(names::text(e)),
+        _ => None,
+    };
+    let Some(then_v) = single(&i.then_branch) else {
+        return false;
+    };
+    let else_v = match i.else_branch.as_ref().map(|(_, e)| &**e) {
+        Some(Expr::Block(b)) => single(&b.block),
+        Some(e) => Some(names::text(e)),
+        None => None,
+    };
+    let Some(else_v) = else_v else {
+        return false;
+    };
+    let (l, r) = (names::text(&b.left), names::text(&b.right));
+    match b.op {
+        BinOp::Gt(_) | BinOp::Ge(_) => then_v == r && else_v == l,
+        BinOp::Lt(_) | BinOp::Le(_) => then_v == l && else_v == r,
+        _ => false,
+    }
+}
+
 /// Whether a method chain reads the part of std's clock below a second: a `SystemTime::now()`
 /// or `Instant::now()` in it, and a `Duration` accessor of that part (`subsec_nanos`,
 /// `subsec_micros`, `subsec_millis`), or of the whole since `UNIX_EPOCH` in nanoseconds or
@@ -773,6 +802,11 @@ impl<'a> ValueCx<'a, '_> {
                     Some((_, e)) => branches(&[then_t, self.taint_in(e, seen, d)]),
                     None => then_t,
                 };
+                // `if backoff > max { max } else { backoff }`: the smaller of the two, a cap
+                // written as a test (evidence.md #6: a cap is a cap whatever form it takes).
+                if picks_smaller(i) {
+                    t.capped = true;
+                }
                 // A delay chosen by a condition on the attempt grows with it; one chosen by a
                 // coin flip (`if rng.gen_bool(0.5) { a } else { b }`) is random, as a `match`
                 // on one is.
