@@ -775,7 +775,16 @@ impl<'a> ValueCx<'a, '_> {
                 Some(k) => self.taint_key(&k, seen, d),
                 None => Taint::default(),
             },
-            Expr::MethodCall(m) => self.taint_method(m, seen, d),
+            Expr::MethodCall(m) => {
+                let t = self.taint_method(m, seen, d);
+                // The sub-second part of the clock's reading differs between callers as a draw
+                // does: randomness added to what the chain is made of.
+                if reads_clock_fraction(m, self.file) {
+                    Taint { random: true, ..t }
+                } else {
+                    t
+                }
+            }
             Expr::Call(c) => self.taint_call(c, seen, d),
             Expr::Binary(b) => {
                 let t = self
@@ -1194,13 +1203,6 @@ impl<'a> ValueCx<'a, '_> {
     ) -> Taint {
         let _guard = crate::analysis::limits::enter();
         let name = m.method.to_string();
-        // The sub-second part of the clock's reading differs between callers as a draw does.
-        if reads_clock_fraction(m, self.file) {
-            return Taint {
-                random: true,
-                ..Taint::default()
-            };
-        }
         let recv = self.taint_in(&m.receiver, seen, d);
         let args = self.taint_elems(m.args.iter(), seen, d);
         if recv.server {

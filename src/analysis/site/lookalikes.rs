@@ -1070,8 +1070,8 @@ pub(super) fn derived_names(body: &Block, names: &[String], from_pattern: bool) 
     out
 }
 
-/// Whether the value an expression gives can be made from `name`: a `match` or `if` arm that
-/// never gives a value (`Err(e) => { sleep(backoff(attempt)); continue }`) does not make the
+/// Whether the value an expression gives can be made from `name`: a `match` arm that never
+/// gives a value (`Err(e) => { sleep(backoff(attempt)); continue }`) does not make the
 /// value bound, whatever it mentions; the scrutinee and the other arms do.
 fn value_mentions(e: &Expr, name: &str) -> bool {
     let _guard = crate::analysis::limits::enter();
