@@ -306,6 +306,8 @@ pub enum Mode<'n> {
     Loop,
     /// A function calling itself: the name, and whether calls are `self.name(..)`.
     Recursion(&'n str),
+    /// An operation a retry crate runs: it goes round by returning one of [`Flow::again`].
+    Operation,
 }
 
 pub struct Flow<'a, 'c> {
@@ -320,6 +322,9 @@ pub struct Flow<'a, 'c> {
     /// The addresses of the body's wait calls (sleeps, waiting helpers): a path through one
     /// waits before it goes round.
     pub waits: std::collections::HashSet<usize>,
+    /// In [`Mode::Operation`], the addresses of the values it returns to be run again: a path
+    /// that makes one goes round.
+    pub again: std::collections::HashSet<usize>,
     depth: usize,
     pub result: FlowResult,
 }
@@ -399,6 +404,7 @@ impl<'a, 'c> Flow<'a, 'c> {
             mode,
             flag_vars: Vec::new(),
             waits: std::collections::HashSet::new(),
+            again: std::collections::HashSet::new(),
             depth: 0,
             result: FlowResult::default(),
         }
@@ -437,6 +443,14 @@ impl<'a, 'c> Flow<'a, 'c> {
     pub fn run_fn_body(&mut self, body: &'a Block) {
         let _guard = crate::analysis::limits::enter();
         let out = self.block(body, vec![PathState::start(Outcome::Neutral)]);
+        self.record_exit(&out);
+    }
+
+    /// Walks the body of an operation a runner calls (a closure's, [`Mode::Operation`]): what
+    /// it returns ends the round, unless it is one of [`Flow::again`].
+    pub fn run_operation(&mut self, body: &'a Expr) {
+        let _guard = crate::analysis::limits::enter();
+        let out = self.expr(body, vec![PathState::start(Outcome::Neutral)]);
         self.record_exit(&out);
     }
 
@@ -662,6 +676,12 @@ impl<'a, 'c> Flow<'a, 'c> {
         if states.is_empty() {
             return states;
         }
+        // `OperationResult::Retry(e)`, `Err(backoff::Error::transient(e))`: the runner goes round.
+        if self.again.contains(&(std::ptr::from_ref(e) as usize)) {
+            let span = self.index.of(e);
+            self.record_continue(states, span);
+            return Vec::new();
+        }
         match e {
             Expr::Return(r) => {
                 let states = match &r.expr {
@@ -724,7 +744,7 @@ impl<'a, 'c> Flow<'a, 'c> {
                 states
             }
             // `Box::pin(async move { .. self.f(..).await })`: the body of a recursive function.
-            Expr::Async(a) if matches!(self.mode, Mode::Recursion(_)) => {
+            Expr::Async(a) if matches!(self.mode, Mode::Recursion(_) | Mode::Operation) => {
                 self.block(&a.block, states)
             }
             Expr::Macro(m) => self.mac(&m.mac, states),

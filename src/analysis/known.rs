@@ -147,6 +147,12 @@ lists! {
         /// Functions of retry crates that run an operation again after any error it returns (no
         /// classifier given).
         EveryErrorRunners = "every-error-runners", every_error_runners;
+        /// Values a retry crate's operation returns to be run again (`OperationResult::Retry`,
+        /// `backoff::Error::transient`).
+        AgainValues = "again-values", again_values;
+        /// Values a retry crate's operation returns to stop with its error
+        /// (`backoff::Error::permanent`): an `Err(..)` wrapping one asks for no other round.
+        FinalValues = "final-values", final_values;
         /// Macros whose body is a block of statements run as async code (`stream! { .. }`).
         BlockMacros = "block-macros", block_macros;
         /// Awaited calls that resume without waiting for anything (`tokio::task::yield_now`): on a

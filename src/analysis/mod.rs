@@ -70,6 +70,10 @@ pub struct Extensions {
     pub next_wait_methods: Vec<String>,
     /// Functions that run an operation again after any error it returns.
     pub every_error_runners: Vec<String>,
+    /// Values a retry crate's operation returns to be run again.
+    pub again_values: Vec<String>,
+    /// Values a retry crate's operation returns to stop with its error.
+    pub final_values: Vec<String>,
     /// Macros whose body is a block of statements run as async code.
     pub block_macros: Vec<String>,
     /// Awaited calls that resume without waiting for anything.
@@ -114,6 +118,8 @@ impl Extensions {
             L::JitteredCrates => &self.jittered_crates,
             L::NextWaitMethods => &self.next_wait_methods,
             L::EveryErrorRunners => &self.every_error_runners,
+            L::AgainValues => &self.again_values,
+            L::FinalValues => &self.final_values,
             L::BlockMacros => &self.block_macros,
             L::NoWaits => &self.no_waits,
             L::MessagingCrates => &self.messaging_crates,
@@ -144,6 +150,8 @@ impl Extensions {
             L::JitteredCrates => &mut self.jittered_crates,
             L::NextWaitMethods => &mut self.next_wait_methods,
             L::EveryErrorRunners => &mut self.every_error_runners,
+            L::AgainValues => &mut self.again_values,
+            L::FinalValues => &mut self.final_values,
             L::BlockMacros => &mut self.block_macros,
             L::NoWaits => &mut self.no_waits,
             L::MessagingCrates => &mut self.messaging_crates,

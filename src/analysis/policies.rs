@@ -412,10 +412,13 @@ pub fn policy_sites<'a>(
         consumed: Vec::new(),
         middleware: Vec::new(),
         taken: 0,
+        polls: Vec::new(),
     };
     v.visit_block(block);
     // A chain extended later (`let s = ..; s.take(3)`) is reported once, at its last extension.
-    let consumed = v.consumed;
+    // A policy that paces a poll is no retry's.
+    let mut consumed = v.consumed;
+    consumed.extend(v.polls);
     let middleware = v.middleware;
     v.found
         .into_iter()
@@ -557,6 +560,8 @@ struct Finder<'a, 'c> {
     /// Inside the receiver of a `.take(n)` applied to a `match`, `if` or block whose arms build
     /// strategies: whatever they build is cut to `n` waits.
     taken: usize,
+    /// Policies given to a runner whose operation goes round on an answer it turned away.
+    polls: Vec<Span>,
 }
 
 impl Finder<'_, '_> {
@@ -574,6 +579,141 @@ impl Finder<'_, '_> {
     }
 }
 
+impl<'a> Finder<'a, '_> {
+    /// `parts` are a runner call's receiver and arguments: when one is an operation (a closure,
+    /// written there or bound by a `let`) that goes round after its own call succeeded, the
+    /// policies among the others (found as chains, written there or bound by a `let`) pace a
+    /// poll of a state, not a retry (evidence.md #1).
+    fn note_poll(&mut self, parts: &[&'a Expr]) {
+        let _guard = crate::analysis::limits::enter();
+        let polls = parts.iter().any(|p| {
+            self.operation(p)
+                .is_some_and(|c| operation_polls(c, self.scope, self.locals, self.index))
+        });
+        if !polls {
+            return;
+        }
+        for p in parts {
+            let value = self.bound_value(p);
+            let at = self.index.of(value);
+            if self.found.iter().any(|(span, _)| *span == at) {
+                self.polls.push(at);
+            }
+        }
+    }
+
+    /// `e` itself, or what the `let` of the variable it names binds (once).
+    fn bound_value(&self, e: &'a Expr) -> &'a Expr {
+        let _guard = crate::analysis::limits::enter();
+        match e {
+            Expr::Paren(p) => self.bound_value(&p.expr),
+            Expr::Reference(r) => self.bound_value(&r.expr),
+            Expr::Path(_) => match place_key(e).and_then(|k| self.locals.lets.get(&k)) {
+                Some(v) if v.len() == 1 => v[0],
+                _ => e,
+            },
+            _ => e,
+        }
+    }
+
+    /// The closure `e` is, or binds.
+    fn operation(&self, e: &'a Expr) -> Option<&'a syn::ExprClosure> {
+        match self.bound_value(e) {
+            Expr::Closure(c) => Some(c),
+            _ => None,
+        }
+    }
+}
+
+/// Whether an operation given to a retry crate's runner asks for another round on a path where
+/// its own call succeeded and the answer was turned away (`Ok(nodes) if !ready(&nodes) =>
+/// OperationResult::Retry(..)`, `Ok(v) => Err("not yet")`): the runner polls a state. The
+/// values that ask for another round are the crates' (`again-values` of the models), or a plain
+/// `Err(..)` that wraps none of their `final-values`.
+fn operation_polls(
+    c: &syn::ExprClosure,
+    scope: &FileScope<'_>,
+    locals: &Locals<'_>,
+    index: &LineIndex<'_>,
+) -> bool {
+    let body: &Expr = &c.body;
+    let again = again_values(body, scope);
+    if again.is_empty() {
+        return false;
+    }
+    let facts = super::values::LoopFacts::collect(body, &[]);
+    let status = super::status::StatusEval {
+        file: scope,
+        locals,
+        status_idents: Vec::new(),
+        depth: 0,
+    };
+    let mut flow =
+        super::flow::Flow::new(index, &status, &facts, None, super::flow::Mode::Operation);
+    flow.again = again;
+    flow.run_operation(body);
+    flow.result
+        .continues
+        .iter()
+        .any(|c| c.outcome == super::flow::Outcome::Success || c.rejected_ok)
+}
+
+/// The addresses of the values in `body` (not in closures inside it) that ask a retry crate's
+/// runner for another round.
+fn again_values(body: &Expr, scope: &FileScope<'_>) -> std::collections::HashSet<usize> {
+    struct Again<'s, 'a> {
+        scope: &'s FileScope<'a>,
+        found: std::collections::HashSet<usize>,
+    }
+    impl Again<'_, '_> {
+        fn resolved(&self, e: &Expr) -> Option<Vec<String>> {
+            let path = match e {
+                Expr::Call(c) => names::callee_path(&c.func)?,
+                Expr::Path(p) => &p.path,
+                Expr::Struct(s) => &s.path,
+                _ => return None,
+            };
+            Some(self.scope.resolve(path))
+        }
+        fn asks_again(&self, e: &Expr) -> bool {
+            let _guard = crate::analysis::limits::enter();
+            match e {
+                Expr::Paren(p) => self.asks_again(&p.expr),
+                Expr::Call(c)
+                    if names::callee_path(&c.func)
+                        .is_some_and(|p| p.segments.len() == 1 && p.segments[0].ident == "Err") =>
+                {
+                    !c.args
+                        .first()
+                        .and_then(|a| self.resolved(a))
+                        .is_some_and(|full| self.scope.is_final_value(&full))
+                }
+                _ => self
+                    .resolved(e)
+                    .is_some_and(|full| self.scope.is_again_value(&full)),
+            }
+        }
+    }
+    impl<'ast> Visit<'ast> for Again<'_, '_> {
+        fn visit_expr(&mut self, e: &'ast Expr) {
+            let _guard = crate::analysis::limits::enter();
+            if self.asks_again(e) {
+                self.found.insert(std::ptr::from_ref(e) as usize);
+                return;
+            }
+            syn::visit::visit_expr(self, e);
+        }
+        fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    let mut v = Again {
+        scope,
+        found: std::collections::HashSet::new(),
+    };
+    v.visit_expr(body);
+    v.found
+}
+
 impl<'a> Visit<'a> for Finder<'a, '_> {
     fn visit_expr(&mut self, e: &'a Expr) {
         let _guard = crate::analysis::limits::enter();
@@ -581,6 +721,8 @@ impl<'a> Visit<'a> for Finder<'a, '_> {
             Expr::MethodCall(m) if is_run_method(&m.method.to_string()) => {
                 // `policy.retry(op)`: the policy is the receiver, reported where it is built.
                 syn::visit::visit_expr(self, e);
+                let parts: Vec<&Expr> = std::iter::once(&*m.receiver).chain(&m.args).collect();
+                self.note_poll(&parts);
             }
             Expr::Call(c)
                 if names::callee_path(&c.func).is_some_and(|p| {
@@ -646,6 +788,10 @@ impl<'a> Visit<'a> for Finder<'a, '_> {
                     }
                 }
                 syn::visit::visit_expr(self, e);
+                // `retry::retry(Fixed::from_millis(10_000).take(60), || match get() { .. })`.
+                if let Expr::Call(c) = e {
+                    self.note_poll(&c.args.iter().collect::<Vec<_>>());
+                }
             }
             Expr::Struct(s) => {
                 if let Some(facts) = struct_facts(s, self.scope, self.locals) {

@@ -437,6 +437,22 @@ impl<'a> FileScope<'a> {
             || Extensions::matches(&self.ext.every_error_runners, full)
     }
 
+    /// Whether a resolved path is a value a retry crate's operation returns to be run again
+    /// (`again-values` of the models, or a team's).
+    #[must_use]
+    pub fn is_again_value(&self, full: &[String]) -> bool {
+        known::builtin().path(List::AgainValues, full).is_some()
+            || Extensions::matches(&self.ext.again_values, full)
+    }
+
+    /// Whether a resolved path is a value a retry crate's operation returns to stop with its
+    /// error (`final-values` of the models, or a team's).
+    #[must_use]
+    pub fn is_final_value(&self, full: &[String]) -> bool {
+        known::builtin().path(List::FinalValues, full).is_some()
+            || Extensions::matches(&self.ext.final_values, full)
+    }
+
     /// The display name of a macro that makes a fresh unique id (`nanoid!()`).
     #[must_use]
     pub fn key_macro(&self, name: &str) -> Option<String> {
