@@ -1987,6 +1987,17 @@ pub fn operation_name(e: &Expr) -> Option<String> {
         Expr::Try(t) => operation_name(&t.expr),
         Expr::Paren(p) => operation_name(&p.expr),
         Expr::Reference(r) => operation_name(&r.expr),
+        // `unsafe { slot.compare_exchange_weak(..) }`: a block's value is its last expression.
+        Expr::Unsafe(u) => block_value(&u.block).and_then(operation_name),
+        Expr::Block(b) if b.label.is_none() => block_value(&b.block).and_then(operation_name),
+        _ => None,
+    }
+}
+
+/// The expression a block ends with, its value.
+fn block_value(b: &Block) -> Option<&Expr> {
+    match b.stmts.last()? {
+        Stmt::Expr(e, None) => Some(e),
         _ => None,
     }
 }
