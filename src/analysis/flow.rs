@@ -939,18 +939,17 @@ impl<'a, 'c> Flow<'a, 'c> {
         }
         let key = place_key(e)?;
         // The one binding of that name made by an operation: `let rez = cmd.query().await;`
-        // beside the `Ok(rez)` of the match that tests it.
+        // beside the `Ok(rez)` of the match that tests it. Bindings of the name in several
+        // places (two loops of one function) that all make the same operation hold it too.
         let mut made = self
             .status
             .locals
             .lets
             .get(&key)?
             .iter()
-            .filter(|init| operation_name(init).is_some());
-        match (made.next(), made.next()) {
-            (Some(init), None) => Some(*init),
-            _ => None,
-        }
+            .filter_map(|init| operation_name(init).map(|name| (*init, name)));
+        let (init, name) = made.next()?;
+        made.all(|(_, other)| other == name).then_some(init)
     }
 
     /// The operation tested by a condition: `if let Err(e) = op()`, `if op().is_ok()`.
