@@ -284,7 +284,20 @@ pub(super) fn longest_wait(
     for (k, v) in grown {
         est.env.insert(k, v);
     }
-    match est.eval(arg) {
+    // A wait bound in several places (one `let delay = ..` on each failure path) is the
+    // longest of them.
+    let bound_in_places = crate::analysis::values::place_key(arg)
+        .and_then(|k| locals.lets.get(&k))
+        .filter(|inits| inits.len() > 1);
+    let value = match bound_in_places {
+        Some(inits) => inits
+            .iter()
+            .map(|init| est.eval(init))
+            .collect::<Option<Vec<f64>>>()
+            .map(|all| all.into_iter().fold(f64::MIN, f64::max)),
+        None => est.eval(arg),
+    };
+    match value {
         Some(ms) => Some(ms / 1000.0),
         // A delay multiplied on each pass of an unbounded site grows without end.
         None if *bound == Bound::Unbounded && !grows_by_mutation => Some(f64::INFINITY),
