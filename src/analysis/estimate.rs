@@ -65,6 +65,11 @@ impl Estimator<'_, '_> {
                 }
                 None
             }
+            // A remainder is below its divisor (`rand::random::<u64>() % 100`, a jitter): at
+            // most the divisor, whatever is divided.
+            Expr::Binary(bin) if matches!(bin.op, BinOp::Rem(_)) => {
+                self.eval_in(&bin.right, d).filter(|r| *r > 0.0)
+            }
             Expr::Binary(bin) => {
                 let lhs = self.eval_in(&bin.left, d)?;
                 let rhs = self.eval_in(&bin.right, d)?;
