@@ -12,7 +12,9 @@
 //! name, until literals are reached:
 //! - a parameter of a function the crate never calls (outside tests) is the user's choice, not
 //!   a default: it adds no value;
-//! - anything else (a local, a constant, an expression) is unknown, and nothing is concluded;
+//! - a constant (`MAX_RETRIES`, `Self::MAX_RETRIES`) is what the crate's `const` items of that
+//!   name are given, and unknown when the crate defines none;
+//! - anything else (a local, an expression) is unknown, and nothing is concluded;
 //! - test code (`#[test]` functions, `#[cfg(test)]` modules, test targets) is not the
 //!   crate's configuration.
 //!
@@ -90,7 +92,12 @@ impl<'c> Crate<'c> {
             if seen.len() > MAX_SOURCES {
                 return None;
             }
-            for value in self.values_of(&next)? {
+            let values = self.values_of(&next)?;
+            // A constant whose definition the crate does not hold (another crate's) is unknown.
+            if values.is_empty() && matches!(next, ValueSource::Const(_)) {
+                return None;
+            }
+            for value in values {
                 match value {
                     Value::Int(n) => largest = Some(largest.map_or(n, |l| l.max(n))),
                     Value::From(s) => queue.push(s),
@@ -111,7 +118,7 @@ impl<'c> Crate<'c> {
                 function.as_str(),
                 Some([format!("{function}("), format!("{function}::<")]),
             ),
-            ValueSource::Field(field) => (field.as_str(), None),
+            ValueSource::Field(field) | ValueSource::Const(field) => (field.as_str(), None),
         };
         let mentions = |t: &str| match &called {
             Some([call, turbofish]) => t.contains(call.as_str()) || t.contains(turbofish.as_str()),
@@ -195,9 +202,13 @@ impl<'a> Finder<'_, 'a> {
             Expr::Path(p) => match (p.path.get_ident(), self.fns.last()) {
                 (Some(name), Some(f)) => {
                     crate::analysis::param_source(f.sig, f.owner.clone(), &name.to_string())
+                        .or_else(|| constant(&p.path))
                         .map_or(Value::Unknown, Value::From)
                 }
-                _ => duration(e).map_or(Value::Unknown, Value::Int),
+                _ => duration(e)
+                    .map(Value::Int)
+                    .or_else(|| constant(&p.path).map(Value::From))
+                    .unwrap_or(Value::Unknown),
             },
             Expr::Field(f) => match &f.member {
                 syn::Member::Named(n) => Value::From(ValueSource::Field(n.to_string())),
@@ -269,6 +280,24 @@ impl<'a> Visit<'a> for Finder<'_, 'a> {
         }
     }
 
+    fn visit_item_const(&mut self, i: &'a syn::ItemConst) {
+        let _guard = crate::analysis::limits::enter();
+        if matches!(self.source, ValueSource::Const(name) if i.ident == name.as_str()) {
+            let v = self.value(&i.expr);
+            self.out.push(v);
+        }
+        syn::visit::visit_item_const(self, i);
+    }
+
+    fn visit_impl_item_const(&mut self, i: &'a syn::ImplItemConst) {
+        let _guard = crate::analysis::limits::enter();
+        if matches!(self.source, ValueSource::Const(name) if i.ident == name.as_str()) {
+            let v = self.value(&i.expr);
+            self.out.push(v);
+        }
+        syn::visit::visit_impl_item_const(self, i);
+    }
+
     fn visit_expr(&mut self, e: &'a Expr) {
         let _guard = crate::analysis::limits::enter();
         match (self.source, e) {
@@ -336,6 +365,18 @@ impl<'a> Visit<'a> for Finder<'_, 'a> {
         }
         syn::visit::visit_expr(self, e);
     }
+}
+
+/// A constant named by `path` (`MAX_RETRIES`, `limits::MAX_RETRIES`, `Self::MAX_RETRIES`):
+/// its last segment written in upper case, as Rust names constants. Its value is what the
+/// crate's `const` items of that name say.
+fn constant(path: &syn::Path) -> Option<ValueSource> {
+    let name = path.segments.last()?.ident.to_string();
+    let upper = name.chars().any(|c| c.is_ascii_uppercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+    upper.then_some(ValueSource::Const(name))
 }
 
 /// A duration written with literals, as a number that is zero exactly when the duration is

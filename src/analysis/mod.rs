@@ -364,6 +364,9 @@ pub struct RetrySite {
     /// The attempt limit is a parameter or a field: what the crate passes there by default
     /// decides whether the loop goes round at all ([`crate::analysis::crate_values`]).
     pub limit_from: Option<LimitFrom>,
+    /// With the attempt limit of [`RetrySite::limit_from`] at `n`, the longest wait of its
+    /// growing waits without a cap, in seconds, at index `n` (empty: not worked out).
+    pub longest_by_limit: Vec<f64>,
     /// The site's one wait is a constant read from a parameter or a field: what the crate
     /// passes there by default says whether it waits at all ([`crate::analysis::crate_values`]).
     pub delay_from: Option<ValueSource>,
@@ -417,7 +420,8 @@ pub struct LimitFrom {
     pub zero: ZeroMeans,
 }
 
-/// A value the crate passes in: a function's parameter, or a field (by name, of any type).
+/// A value the crate passes in: a function's parameter, a field (by name, of any type), or a
+/// constant it names.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum ValueSource {
     /// Parameter `index` of `function` (counted without the receiver), a method of `owner`
@@ -431,6 +435,8 @@ pub enum ValueSource {
     },
     /// A field of this name.
     Field(String),
+    /// A constant of this name (`const MAX_RETRIES: u32 = 3;`), in the crate's items or impls.
+    Const(String),
 }
 
 /// What the loop does when its limit is zero.
@@ -488,6 +494,7 @@ impl RetrySite {
             paced_inside: false,
             second_try_only: false,
             limit_from: None,
+            longest_by_limit: Vec::new(),
             delay_from: None,
             origins: Vec::new(),
         }

@@ -16,6 +16,9 @@ mod no_delay;
 mod retries_client_error;
 mod unbounded_retry;
 mod uncapped_backoff;
+
+/// Whether a wait this long, growing without a cap, is RA007's (see `uncapped_backoff`).
+pub use uncapped_backoff::past_limit as uncapped_wait_past_limit;
 mod unsafe_write_retry;
 
 use crate::analysis::{Evidence, Facts, FileModel, Place, RetrySite, SiteKind};

@@ -7,10 +7,14 @@ use crate::checks::registry::Rule;
 /// The longest wait a retry should ever make without a cap, in seconds.
 const LIMIT_SECS: f64 = 60.0;
 
+/// Whether a wait of `secs` is longer than a retry should ever wait without a cap.
+#[must_use]
+pub fn past_limit(secs: f64) -> bool {
+    secs > LIMIT_SECS
+}
+
 fn grows_past_limit(delay: &Delay) -> bool {
-    delay.kind == DelayKind::Growing
-        && !delay.capped
-        && delay.longest_secs.is_some_and(|s| s > LIMIT_SECS)
+    delay.kind == DelayKind::Growing && !delay.capped && delay.longest_secs.is_some_and(past_limit)
 }
 
 pub(super) fn check(site: &RetrySite, cx: &mut Context<'_>) {

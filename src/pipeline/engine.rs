@@ -91,8 +91,9 @@ pub struct ValueQuery {
 /// What the crate's values decide for a loop.
 #[derive(Clone, Debug)]
 pub enum Decides {
-    /// The attempt limit, read as this says.
-    Limit(analysis::ZeroMeans),
+    /// The attempt limit, read as this says, and the longest wait for each limit (see
+    /// [`analysis::RetrySite::longest_by_limit`]).
+    Limit(analysis::ZeroMeans, Vec<f64>),
     /// The one wait: when every value is zero the loop does not wait, and reports these
     /// findings instead of its own.
     Wait { if_zero: Vec<Diagnostic> },
@@ -111,8 +112,9 @@ impl ValueQuery {
     pub fn apply(&self, diagnostics: &mut Vec<Diagnostic>, largest: u64) -> bool {
         let before = diagnostics.len();
         match &self.decides {
-            Decides::Limit(zero) => {
-                diagnostics.retain(|d| !(self.owns(d) && withdrawn(*zero, largest, d.rule)));
+            Decides::Limit(zero, longest) => {
+                diagnostics
+                    .retain(|d| !(self.owns(d) && withdrawn(*zero, largest, d.rule, longest)));
                 diagnostics.len() != before
             }
             Decides::Wait { if_zero } if largest == 0 => {
@@ -129,14 +131,24 @@ impl ValueQuery {
 
 /// Whether the crate's values withdraw a finding of `rule` from a loop whose limit it passes,
 /// `largest` at most, read as `zero` says: a loop that never goes round reports nothing; one
-/// immediate second try at most is no storm (no RA011), as for `for attempt in 0..2`.
+/// immediate second try at most is no storm (no RA011), as for `for attempt in 0..2`; a
+/// growing wait that the limit keeps within what RA007 allows (`longest`, by limit) is no
+/// uncapped backoff.
 #[must_use]
-pub fn withdrawn(zero: analysis::ZeroMeans, largest: u64, rule: Rule) -> bool {
+pub fn withdrawn(zero: analysis::ZeroMeans, largest: u64, rule: Rule, longest: &[f64]) -> bool {
     let retries = match zero {
         analysis::ZeroMeans::NoRetry => largest,
         analysis::ZeroMeans::OneRetry => largest.saturating_add(1),
     };
-    retries == 0 || (retries == 1 && rule == Rule::NoDelay)
+    let within = || {
+        usize::try_from(largest)
+            .ok()
+            .and_then(|n| longest.get(n))
+            .is_some_and(|secs| !checks::uncapped_wait_past_limit(*secs))
+    };
+    retries == 0
+        || (retries == 1 && rule == Rule::NoDelay)
+        || (rule == Rule::UncappedBackoff && within())
 }
 
 /// Time spent on one file, by phase (for `--stats`), and what was parsed.
@@ -527,7 +539,7 @@ fn value_queries(model: &analysis::FileModel, settings: &Settings) -> Vec<ValueQ
         Some(ValueQuery {
             source: from.source.clone(),
             head: s.head,
-            decides: Decides::Limit(from.zero),
+            decides: Decides::Limit(from.zero, s.longest_by_limit.clone()),
         })
     });
     // What the site would report without its wait.

@@ -197,6 +197,12 @@ impl<'a> Builder<'a, '_> {
         let mut delays = self.delays_of(&waits, &values, &longest);
         mark_ceilings(&mut delays, &waits, body);
         mark_exit_caps(&mut delays, &waits, l, body, &facts);
+        // A limit the callers give: how long the waits get for each limit they might give.
+        let longest_by_limit = if limit.is_none() {
+            longest_by_limit(&delays, &waits, &facts, self.scope, locals)
+        } else {
+            Vec::new()
+        };
         // A `for` over a list of alternatives (addresses, mirrors) tries each once: not a retry.
         if let Expr::ForLoop(_) = l {
             // `for i in 0..resolvers.len() { resolvers[i].lookup(..) }` tries each one too.
@@ -364,6 +370,7 @@ impl<'a> Builder<'a, '_> {
             paced_inside,
             second_try_only,
             limit_from: None,
+            longest_by_limit,
             delay_from: None,
             origins: Vec::new(),
             kind: SiteKind::Loop,
@@ -475,6 +482,7 @@ impl<'a> Builder<'a, '_> {
             paced_inside: false,
             second_try_only: spends_flag,
             limit_from: None,
+            longest_by_limit: Vec::new(),
             delay_from: None,
             origins: Vec::new(),
             kind: SiteKind::Recursion,

@@ -730,6 +730,7 @@ fn helper_site(head: Span, keys: Vec<super::PerAttemptKey>, facts: AttemptFacts)
         paced_inside: false,
         second_try_only: false,
         limit_from: None,
+        longest_by_limit: Vec::new(),
         delay_from: None,
         origins: Vec::new(),
     }

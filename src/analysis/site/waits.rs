@@ -305,6 +305,53 @@ pub(super) fn longest_wait(
     }
 }
 
+/// Most attempt limits [`longest_by_limit`] works the longest wait out for.
+const LIMITS_WORKED_OUT: u32 = 64;
+
+/// For each attempt limit `n` from 0 (at index `n`), the longest of `delays`' growing waits
+/// without a cap when the loop's count runs up to `n`: for a loop whose limit its callers
+/// give, judged once the crate's values are known. Empty when there is no such wait, or one
+/// whose length is not written in the loop (a helper's).
+pub(super) fn longest_by_limit(
+    delays: &[Delay],
+    waits: &Waits<'_>,
+    facts: &LoopFacts<'_>,
+    scope: &FileScope<'_>,
+    locals: &Locals<'_>,
+) -> Vec<f64> {
+    // The sleeps come first in `delays`, in the order of `waits.sleeps`.
+    let mut args = Vec::new();
+    for (i, d) in delays.iter().enumerate() {
+        if d.kind != DelayKind::Growing || d.capped {
+            continue;
+        }
+        match waits.sleeps.get(i) {
+            Some((_, Some(arg), _)) => args.push(*arg),
+            _ => return Vec::new(),
+        }
+    }
+    if args.is_empty() {
+        return Vec::new();
+    }
+    (0..=LIMITS_WORKED_OUT)
+        .map(|n| {
+            args.iter()
+                .map(|arg| {
+                    longest_wait(
+                        &Bound::Bounded(BoundKind::Counter),
+                        Some(f64::from(n)),
+                        Some(arg),
+                        facts,
+                        scope,
+                        locals,
+                    )
+                    .unwrap_or(f64::INFINITY)
+                })
+                .fold(0.0, f64::max)
+        })
+        .collect()
+}
+
 pub(in crate::analysis) fn kind_of(growth: bool, counter: bool, opaque: bool) -> DelayKind {
     if growth || (counter && !opaque) {
         DelayKind::Growing
