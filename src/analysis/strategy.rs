@@ -78,6 +78,11 @@ pub(super) fn strategy_site(
     if delay.kind == DelayKind::Unknown {
         return None;
     }
+    // A caller that makes what it returns random (`jitter(backoff_cap(..))`) waits a jittered
+    // wait: the function gives its ceiling or its base, and the jitter is the caller's.
+    if !delay.jitter && scope.probe(|| randomised_by_callers(&name, scope)) {
+        return None;
+    }
     // The callers decide how many attempts there are.
     Some(RetrySite::policy(
         head,
@@ -87,6 +92,68 @@ pub(super) fn strategy_site(
         None,
         false,
     ))
+}
+
+/// Whether a function of the file other than `name` uses what `name` returns in a value made
+/// random: `jitter(backoff_cap(policy, n))`, or `let half = cap(n) / 2;` then `half +
+/// rng.gen_range(Duration::ZERO..half)`.
+fn randomised_by_callers(name: &str, scope: &FileScope<'_>) -> bool {
+    use syn::visit::Visit;
+    /// The `let` values and call arguments of a body.
+    struct Values<'a>(Vec<&'a syn::Expr>);
+    impl<'a> Visit<'a> for Values<'a> {
+        fn visit_local(&mut self, l: &'a syn::Local) {
+            let _guard = super::limits::enter();
+            if let Some(init) = &l.init {
+                self.0.push(&init.expr);
+            }
+            syn::visit::visit_local(self, l);
+        }
+        fn visit_expr_call(&mut self, c: &'a syn::ExprCall) {
+            let _guard = super::limits::enter();
+            self.0.extend(c.args.iter());
+            syn::visit::visit_expr_call(self, c);
+        }
+        fn visit_item(&mut self, _: &'a syn::Item) {}
+    }
+    let calls_it = |e: &syn::Expr| {
+        let mut found = false;
+        super::flow::for_each_name(e, &mut |n, is_call| found |= is_call && n == name);
+        found
+    };
+    scope
+        .fns
+        .values()
+        .flatten()
+        .filter(|g| g.sig.ident != name)
+        .any(|g| {
+            let mut values = Values(Vec::new());
+            values.visit_block(g.block);
+            if !values.0.iter().any(|e| calls_it(e)) {
+                return false;
+            }
+            let locals = Locals::of_fn(g);
+            let facts = LoopFacts::collect(g.block, &[]);
+            let current = g.sig.ident.to_string();
+            let cx = ValueCx {
+                file: scope,
+                locals: &locals,
+                facts: &facts,
+                params: None,
+                current_fn: &current,
+            };
+            // What the call's result is bound to, once.
+            let holders: Vec<String> = locals
+                .lets
+                .iter()
+                .filter(|(_, inits)| inits.iter().any(|i| calls_it(i)))
+                .map(|(k, _)| k.clone())
+                .collect();
+            values.0.iter().any(|e| {
+                let uses = calls_it(e) || holders.iter().any(|h| super::values::mentions(e, h));
+                uses && cx.taint(e).random
+            })
+        })
 }
 
 /// The parameter (not `self`) holding the attempt number: an integer named for counting
