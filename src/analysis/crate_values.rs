@@ -218,6 +218,14 @@ impl<'a> Finder<'_, 'a> {
         }
     }
 
+    /// A `const` item: its value, when it is the constant asked about.
+    fn constant(&mut self, ident: &syn::Ident, expr: &'a Expr) {
+        if matches!(self.source, ValueSource::Const(name) if ident == name.as_str()) {
+            let v = self.value(expr);
+            self.out.push(v);
+        }
+    }
+
     fn in_fn(
         &mut self,
         sig: &'a syn::Signature,
@@ -282,19 +290,13 @@ impl<'a> Visit<'a> for Finder<'_, 'a> {
 
     fn visit_item_const(&mut self, i: &'a syn::ItemConst) {
         let _guard = crate::analysis::limits::enter();
-        if matches!(self.source, ValueSource::Const(name) if i.ident == name.as_str()) {
-            let v = self.value(&i.expr);
-            self.out.push(v);
-        }
+        self.constant(&i.ident, &i.expr);
         syn::visit::visit_item_const(self, i);
     }
 
     fn visit_impl_item_const(&mut self, i: &'a syn::ImplItemConst) {
         let _guard = crate::analysis::limits::enter();
-        if matches!(self.source, ValueSource::Const(name) if i.ident == name.as_str()) {
-            let v = self.value(&i.expr);
-            self.out.push(v);
-        }
+        self.constant(&i.ident, &i.expr);
         syn::visit::visit_impl_item_const(self, i);
     }
 
