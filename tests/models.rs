@@ -55,7 +55,6 @@ const UNPROVEN_VOCABULARY: &[&str] = &[
     "time-up-words",
     "wait-words",
     "not-wait-words",
-    "random-words",
     "exhausted-checks",
     "count-down-words",
     "error-variable-words",
