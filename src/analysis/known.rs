@@ -148,7 +148,7 @@ lists! {
         /// classifier given).
         EveryErrorRunners = "every-error-runners", every_error_runners;
         /// Values a retry crate's operation returns to be run again (`OperationResult::Retry`,
-        /// `backoff::Error::transient`).
+        /// tokio-retry2's `RetryError::to_transient`); a plain `Err(..)` is one too.
         AgainValues = "again-values", again_values;
         /// Values a retry crate's operation returns to stop with its error
         /// (`backoff::Error::permanent`): an `Err(..)` wrapping one asks for no other round.
