@@ -140,8 +140,10 @@ pub fn withdrawn(zero: analysis::ZeroMeans, largest: u64, rule: Rule, longest: &
         analysis::ZeroMeans::NoRetry => largest,
         analysis::ZeroMeans::OneRetry => largest.saturating_add(1),
     };
+    // The count runs up to the number of retries: one more than the limit when a limit of
+    // zero still allows one (`if tries > limit`).
     let within = || {
-        usize::try_from(largest)
+        usize::try_from(retries)
             .ok()
             .and_then(|n| longest.get(n))
             .is_some_and(|secs| !checks::uncapped_wait_past_limit(*secs))
@@ -745,6 +747,32 @@ fn internal_error(payload: &(dyn std::any::Any + Send)) -> FileError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_growing_wait_is_withdrawn_only_where_the_largest_count_keeps_it_within_a_minute() {
+        // Longest wait by count: 2^n seconds.
+        let longest: Vec<f64> = (0..10).map(|n| f64::from(1u32 << n)).collect();
+        let no_retry = analysis::ZeroMeans::NoRetry;
+        let one_retry = analysis::ZeroMeans::OneRetry;
+        assert!(
+            withdrawn(no_retry, 5, Rule::UncappedBackoff, &longest),
+            "32 s"
+        );
+        assert!(
+            !withdrawn(no_retry, 6, Rule::UncappedBackoff, &longest),
+            "64 s"
+        );
+        // `if tries > limit`: a limit of 5 lets the count reach 6.
+        assert!(
+            !withdrawn(one_retry, 5, Rule::UncappedBackoff, &longest),
+            "64 s"
+        );
+        // Past what was worked out, or not worked out at all: unknown, kept.
+        assert!(!withdrawn(no_retry, 20, Rule::UncappedBackoff, &longest));
+        assert!(!withdrawn(no_retry, 3, Rule::UncappedBackoff, &[]));
+        // Other rules are not decided by the waits' length.
+        assert!(!withdrawn(no_retry, 3, Rule::FixedDelay, &longest));
+    }
 
     #[test]
     fn a_panic_of_the_analysis_is_an_internal_error_not_a_file_problem() {
