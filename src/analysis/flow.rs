@@ -326,6 +326,9 @@ pub struct Flow<'a, 'c> {
     /// that makes one goes round.
     pub again: std::collections::HashSet<usize>,
     depth: usize,
+    /// The labelled blocks of the candidate's body being walked (`'pause: { .. }`), innermost
+    /// last, with the paths that broke out of each: they go on after the block.
+    block_breaks: Vec<(String, Vec<PathState>)>,
     pub result: FlowResult,
 }
 
@@ -406,6 +409,7 @@ impl<'a, 'c> Flow<'a, 'c> {
             waits: std::collections::HashSet::new(),
             again: std::collections::HashSet::new(),
             depth: 0,
+            block_breaks: Vec::new(),
             result: FlowResult::default(),
         }
     }
@@ -696,7 +700,14 @@ impl<'a, 'c> Flow<'a, 'c> {
                     Some(x) => self.expr(x, states),
                     None => states,
                 };
-                if self.targets_candidate(b.label.as_ref()) {
+                let block = b.label.as_ref().and_then(|l| {
+                    let name = l.ident.to_string();
+                    self.block_breaks.iter().rposition(|(n, _)| *n == name)
+                });
+                if let (Some(at), 0) = (block, self.depth) {
+                    // Leaves a labelled block of the body: goes on after that block.
+                    self.block_breaks[at].1.extend(states);
+                } else if self.targets_candidate(b.label.as_ref()) {
                     self.record_exit(&states);
                 } else if b.label.is_some() && self.depth == 0 {
                     // Breaks out of an enclosing block or loop: leaves the candidate too.
@@ -721,7 +732,17 @@ impl<'a, 'c> Flow<'a, 'c> {
             }
             Expr::If(i) => self.if_expr(i, states),
             Expr::Match(m) => self.match_expr(m, states),
-            Expr::Block(b) => self.block(&b.block, states),
+            Expr::Block(b) => match &b.label {
+                Some(label) if self.depth == 0 => {
+                    self.block_breaks.push((label.name.ident.to_string(), Vec::new()));
+                    let mut out = self.block(&b.block, states);
+                    if let Some((_, broke)) = self.block_breaks.pop() {
+                        out.extend(broke);
+                    }
+                    merge(out)
+                }
+                _ => self.block(&b.block, states),
+            },
             Expr::Unsafe(b) => self.block(&b.block, states),
             Expr::Loop(l) => {
                 self.depth += 1;
