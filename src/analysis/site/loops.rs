@@ -84,8 +84,14 @@ impl<'a> Builder<'a, '_> {
             params: None,
             current_fn: fn_name,
         };
-        let waits = self.waits(body, fn_name, false);
+        let mut waits = self.waits(body, fn_name, false);
         let label_name = label.map(|l| l.name.ident.to_string());
+        // A wait after which every path leaves the loop paces no attempt.
+        waits.leave_out(&waits_on_way_out(
+            body,
+            label_name.as_deref(),
+            &waits.calls(),
+        ));
         let mut flow = Flow::new(self.index, &status, &facts, label_name, Mode::Loop);
         flow.waits = waits.calls();
         if let Expr::While(w) = l {

@@ -478,6 +478,14 @@ pub(super) struct Waits<'a> {
 }
 
 impl Waits<'_> {
+    /// Leaves out the waits at `addresses` (see [`Waits::calls`]).
+    pub(super) fn leave_out(&mut self, addresses: &HashSet<usize>) {
+        let kept = |e: &Expr| !addresses.contains(&(std::ptr::from_ref(e) as usize));
+        self.sleeps.retain(|w| kept(w.0));
+        self.unknown.retain(|e| kept(e));
+        self.helpers.retain(|h| kept(h.0));
+    }
+
     /// The addresses of the wait calls, for the flow to tell which paths wait.
     pub(super) fn calls(&self) -> std::collections::HashSet<usize> {
         self.sleeps
@@ -1079,4 +1087,114 @@ fn exit_tests(l: &Expr) -> Vec<String> {
         _ => {}
     }
     exits.0
+}
+
+/// The waits of a loop's body after which every path leaves the loop: a wait in a statement
+/// of a block whose last statement is a `break` of this loop (`label`: its label) or a
+/// `return`, with no `continue` in that statement or after it. No attempt follows such a wait
+/// (a pause before `break Some(password)`, a sleep before `return Err(e)`): it paces nothing,
+/// and is no wait between attempts. `calls`: the addresses of the body's waits
+/// ([`Waits::calls`]).
+pub(super) fn waits_on_way_out(
+    body: &Block,
+    label: Option<&str>,
+    calls: &HashSet<usize>,
+) -> HashSet<usize> {
+    /// The waits among `calls` inside `e` (not in closures, async blocks, nested loops or
+    /// items, as [`SleepFinder`] finds them), and whether a `continue` is in it: one in a
+    /// nested loop only when labelled, as it may go round this loop.
+    struct Inside<'c> {
+        calls: &'c HashSet<usize>,
+        found: Vec<usize>,
+        continues: bool,
+        nested: usize,
+    }
+    impl<'v> Visit<'v> for Inside<'_> {
+        fn visit_expr(&mut self, e: &'v Expr) {
+            let _guard = crate::analysis::limits::enter();
+            match e {
+                Expr::Continue(c) if self.nested == 0 || c.label.is_some() => {
+                    self.continues = true;
+                }
+                Expr::Closure(_) | Expr::Async(_) => {}
+                Expr::Loop(_) | Expr::While(_) | Expr::ForLoop(_) => {
+                    self.nested += 1;
+                    syn::visit::visit_expr(self, e);
+                    self.nested -= 1;
+                }
+                _ => {
+                    if self.nested == 0 && self.calls.contains(&(std::ptr::from_ref(e) as usize)) {
+                        self.found.push(std::ptr::from_ref(e) as usize);
+                    }
+                    syn::visit::visit_expr(self, e);
+                }
+            }
+        }
+        // A macro may hide a `continue`.
+        fn visit_macro(&mut self, _: &'v syn::Macro) {
+            self.continues = true;
+        }
+        fn visit_item(&mut self, _: &'v syn::Item) {}
+    }
+    struct Blocks<'l, 'c> {
+        label: Option<&'l str>,
+        calls: &'c HashSet<usize>,
+        out: HashSet<usize>,
+    }
+    impl Blocks<'_, '_> {
+        /// Whether the statement leaves the loop: a `break` of it, or a `return`.
+        fn leaves(&self, st: &syn::Stmt) -> bool {
+            match st {
+                syn::Stmt::Expr(Expr::Return(_), _) => true,
+                syn::Stmt::Expr(Expr::Break(b), _) => b
+                    .label
+                    .as_ref()
+                    .is_none_or(|l| Some(l.ident.to_string().as_str()) == self.label),
+                _ => false,
+            }
+        }
+    }
+    impl<'v> Visit<'v> for Blocks<'_, '_> {
+        fn visit_block(&mut self, b: &'v Block) {
+            let _guard = crate::analysis::limits::enter();
+            if b.stmts.last().is_some_and(|st| self.leaves(st)) {
+                let mut continues_after = false;
+                for st in b.stmts.iter().rev() {
+                    let mut inside = Inside {
+                        calls: self.calls,
+                        found: Vec::new(),
+                        continues: false,
+                        nested: 0,
+                    };
+                    inside.visit_stmt(st);
+                    continues_after |= inside.continues;
+                    if !continues_after {
+                        self.out.extend(inside.found);
+                    }
+                }
+            }
+            syn::visit::visit_block(self, b);
+        }
+        fn visit_expr(&mut self, e: &'v Expr) {
+            let _guard = crate::analysis::limits::enter();
+            match e {
+                // A nested loop's `break` leaves that loop only; closures and async blocks are
+                // not this body's flow.
+                Expr::Closure(_)
+                | Expr::Async(_)
+                | Expr::Loop(_)
+                | Expr::While(_)
+                | Expr::ForLoop(_) => {}
+                _ => syn::visit::visit_expr(self, e),
+            }
+        }
+        fn visit_item(&mut self, _: &'v syn::Item) {}
+    }
+    let mut blocks = Blocks {
+        label,
+        calls,
+        out: HashSet::new(),
+    };
+    blocks.visit_block(body);
+    blocks.out
 }
