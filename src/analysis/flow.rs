@@ -734,7 +734,8 @@ impl<'a, 'c> Flow<'a, 'c> {
             Expr::Match(m) => self.match_expr(m, states),
             Expr::Block(b) => match &b.label {
                 Some(label) if self.depth == 0 => {
-                    self.block_breaks.push((label.name.ident.to_string(), Vec::new()));
+                    self.block_breaks
+                        .push((label.name.ident.to_string(), Vec::new()));
                     let mut out = self.block(&b.block, states);
                     if let Some((_, broke)) = self.block_breaks.pop() {
                         out.extend(broke);
