@@ -1148,7 +1148,7 @@ fn body_lets(body: &Block) -> Vec<String> {
 /// compares (`port < last`): each pass hands the operation the next input, a search (the next
 /// free port, the next name), and the count of passes is no limit. So do the values it
 /// multiplies by a constant (`factor *= 2`) built into the operation's input (`let size =
-/// total / factor`), compared or not: a search over sizes (a buffer that fits), where a
+/// total / factor`, or `inflate(packed, packed.len() * scale)`), compared or not: a search over sizes (a buffer that fits), where a
 /// multiplied wait is only waited on.
 pub(super) fn stepped_inputs(
     l: &Expr,
@@ -1222,7 +1222,39 @@ pub(super) fn stepped_inputs(
     v.stepped
         .iter()
         .any(|name| !v.compared.contains(name) && built_in(name))
-        || v.multiplied.iter().any(built_in)
+        || v.multiplied
+            .iter()
+            .any(|name| built_in(name) || tested_ops_compute_with(r, index, name))
+}
+
+/// Whether an operation the loop tests is given a value it computes from `var` in its
+/// arguments (`decompress(value, multiplier * value.len())`): `var` is an operand of an
+/// arithmetic operator there, as in a `let` built from it.
+fn tested_ops_compute_with(r: &FlowResult, index: &LineIndex<'_>, var: &str) -> bool {
+    r.tested_exprs.iter().any(|s| {
+        let text = index.text(*s);
+        let arithmetic = |t: &str| {
+            let t = t.trim();
+            !t.starts_with("*=")
+                && !t.ends_with("*=")
+                && ["*", "/", "<<", ">>", "%"]
+                    .iter()
+                    .any(|op| t.starts_with(op) || t.ends_with(op))
+        };
+        text.match_indices(var).any(|(at, _)| {
+            let before = &text[..at];
+            let after = &text[at + var.len()..];
+            let whole = !before
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.')
+                && !after
+                    .chars()
+                    .next()
+                    .is_some_and(|c| c.is_alphanumeric() || c == '_');
+            whole && (arithmetic(before) || arithmetic(after))
+        })
+    })
 }
 
 /// Whether an operation the loop tests indexes with `var` (`self.queues[i].get()`,
