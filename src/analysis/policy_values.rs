@@ -681,23 +681,7 @@ struct OwnSchedule {
 fn own_schedule(ty: &str, scope: &FileScope<'_>) -> Option<OwnSchedule> {
     let _guard = crate::analysis::limits::enter();
     let mut found: Option<OwnSchedule> = None;
-    for f in scope.fns.values().flatten() {
-        if f.owner.is_none_or(|o| o != ty) {
-            continue;
-        }
-        let takes_mut_self = matches!(
-            f.sig.inputs.first(),
-            Some(syn::FnArg::Receiver(r)) if r.mutability.is_some() && r.reference.is_some()
-        );
-        let returns_duration = match &f.sig.output {
-            syn::ReturnType::Type(_, t) => {
-                matches!(&**t, syn::Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Duration"))
-            }
-            syn::ReturnType::Default => false,
-        };
-        if !takes_mut_self || !returns_duration {
-            continue;
-        }
+    for f in schedule_methods(ty, scope) {
         let locals = Locals::of_fn(f);
         let facts = LoopFacts::collect(f.block, &[]);
         let name = f.sig.ident.to_string();
@@ -708,11 +692,18 @@ fn own_schedule(ty: &str, scope: &FileScope<'_>) -> Option<OwnSchedule> {
             params: None,
             current_fn: &name,
         };
+        // The state it keeps for the next call, stored multiplied (`self.delay = (self.delay
+        // as f64 * self.factor) as i64`, `self.current = Some(next)` where `next` doubles the
+        // last): each wait is made from a larger one.
+        let stores_multiplied = stores_multiplied(f.block, &locals);
         for e in super::values::returned_exprs(f.block) {
             let t = values.taint(e);
-            let kind = super::site::kind_of(t.growth, t.counter, t.opaque);
+            let mut kind = super::site::kind_of(t.growth, t.counter, t.opaque);
             if kind == DelayKind::Unknown {
                 return None;
+            }
+            if stores_multiplied {
+                kind = DelayKind::Growing;
             }
             let here = OwnSchedule {
                 kind,
@@ -732,6 +723,107 @@ fn own_schedule(ty: &str, scope: &FileScope<'_>) -> Option<OwnSchedule> {
         }
     }
     found
+}
+
+/// Whether a method body stores into a field of `self` a value made by multiplying (`self.d =
+/// self.d * f`, `self.d *= 2`, `self.d <<= 1`, `.saturating_mul(2)`, `.mul_f64(f)`, `.pow(n)`),
+/// directly or through one of the body's `let`s (`self.current = Some(next)`).
+fn stores_multiplied(body: &syn::Block, locals: &Locals<'_>) -> bool {
+    use syn::visit::Visit;
+    struct Mul(bool);
+    impl<'v> Visit<'v> for Mul {
+        fn visit_expr_binary(&mut self, b: &'v syn::ExprBinary) {
+            self.0 |= matches!(
+                b.op,
+                syn::BinOp::Mul(_)
+                    | syn::BinOp::Shl(_)
+                    | syn::BinOp::MulAssign(_)
+                    | syn::BinOp::ShlAssign(_)
+            );
+            syn::visit::visit_expr_binary(self, b);
+        }
+        fn visit_expr_method_call(&mut self, m: &'v syn::ExprMethodCall) {
+            self.0 |= matches!(
+                m.method.to_string().as_str(),
+                "saturating_mul"
+                    | "checked_mul"
+                    | "wrapping_mul"
+                    | "mul_f64"
+                    | "mul_f32"
+                    | "pow"
+                    | "saturating_pow"
+                    | "checked_pow"
+                    | "powi"
+                    | "powf"
+            );
+            syn::visit::visit_expr_method_call(self, m);
+        }
+        fn visit_expr_closure(&mut self, _: &'v syn::ExprClosure) {}
+        fn visit_item(&mut self, _: &'v syn::Item) {}
+    }
+    struct Stores<'l, 'a> {
+        locals: &'l Locals<'a>,
+        found: bool,
+    }
+    impl<'v> Visit<'v> for Stores<'_, '_> {
+        fn visit_expr(&mut self, e: &'v Expr) {
+            let _guard = crate::analysis::limits::enter();
+            let (target, value, compound) = match e {
+                Expr::Assign(a) => (&*a.left, &*a.right, false),
+                Expr::Binary(b)
+                    if matches!(b.op, syn::BinOp::MulAssign(_) | syn::BinOp::ShlAssign(_)) =>
+                {
+                    (&*b.left, &*b.right, true)
+                }
+                _ => {
+                    syn::visit::visit_expr(self, e);
+                    return;
+                }
+            };
+            let on_self = matches!(target, Expr::Field(f)
+                if matches!(&*f.base, Expr::Path(p) if p.path.is_ident("self")));
+            if on_self {
+                let multiplied = |v: &Expr| {
+                    let mut m = Mul(false);
+                    m.visit_expr(v);
+                    m.0
+                };
+                let through_let = self.locals.lets.iter().any(|(n, vs)| {
+                    super::values::mentions(value, n) && vs.iter().any(|v| multiplied(v))
+                });
+                self.found |= compound || multiplied(value) || through_let;
+            }
+            syn::visit::visit_expr(self, e);
+        }
+        fn visit_item(&mut self, _: &'v syn::Item) {}
+    }
+    let mut v = Stores {
+        locals,
+        found: false,
+    };
+    v.visit_block(body);
+    v.found
+}
+
+/// The methods of the type `ty` of this file that give its next wait: they take `&mut self`
+/// and return a `Duration` (`fn next_delay(&mut self) -> Duration`).
+fn schedule_methods<'s, 'a>(
+    ty: &'s str,
+    scope: &'s FileScope<'a>,
+) -> impl Iterator<Item = &'s crate::analysis::scope::LocalFn<'a>> + 's {
+    scope.fns.values().flatten().filter(move |f| {
+        let takes_mut_self = matches!(
+            f.sig.inputs.first(),
+            Some(syn::FnArg::Receiver(r)) if r.mutability.is_some() && r.reference.is_some()
+        );
+        let returns_duration = match &f.sig.output {
+            syn::ReturnType::Type(_, t) => {
+                matches!(&**t, syn::Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Duration"))
+            }
+            syn::ReturnType::Default => false,
+        };
+        f.owner.is_some_and(|o| o == ty) && takes_mut_self && returns_duration
+    })
 }
 
 /// Whether an expression makes a `Duration` (`Duration::from_millis(100)`,
@@ -869,11 +961,13 @@ fn struct_facts<'e>(
         (Some(f), _, _) if f > 1.0 => DelayKind::Growing,
         (_, Some(k), _) | (_, _, Some(k)) => k,
         (Some(f), _, _) if (f - 1.0).abs() < f64::EPSILON => DelayKind::Constant,
-        // Only a wait, known and not zero, and no cap nor growth: the same wait every time.
-        // A cap without a growth the value names says nothing we can read.
+        // Only a wait, known and not zero, and no cap nor growth: the same wait every time,
+        // unless the type's own code gives its waits (a method that gives the next one), which
+        // decides, read below. A cap without a growth the value names says nothing we can read.
         (None, None, None)
             if !fields.contains_key(&Role::Cap)
                 && !fields.contains_key(&Role::Growth)
+                && schedule_methods(ty, cx.est.file).next().is_none()
                 && delay.and_then(|d| est.eval(d)).is_some_and(|ms| ms > 0.0) =>
         {
             DelayKind::Constant
@@ -915,7 +1009,11 @@ fn struct_facts<'e>(
             None => (!cx.file_is_random).then_some(false),
         }
     };
-    let capped = if unknown(Role::Cap) || (carried && known(Role::Cap).is_none()) {
+    // The type's own method gives the waits: a cap the value does not name is that code's.
+    let capped = if unknown(Role::Cap)
+        || (carried && known(Role::Cap).is_none())
+        || (own.is_some() && known(Role::Cap).is_none())
+    {
         None
     } else {
         Some(known(Role::Cap).is_some_and(|c| !is_none_or_max(c)))
