@@ -430,6 +430,11 @@ impl<'a> Builder<'a, '_> {
         if retry_calls.is_empty() || !result.success_exit {
             return None;
         }
+        // It calls itself from the arms of a match on a value it is handed, with one another
+        // operation made: it handles the next value, not the same operation again.
+        if handles_other_values(&f, &name, self.scope) {
+            return None;
+        }
         let values = ValueCx {
             file: self.scope,
             locals,
@@ -618,4 +623,157 @@ fn recursion_spends_flag(f: LocalFn<'_>, name: &str) -> bool {
     };
     calls.visit_block(f.block);
     calls.made > 0 && calls.spent == calls.made
+}
+
+/// Whether a recursive function `f` (named `name`) calls itself only from the arms of a `match`
+/// on a value it is handed (its parameter `result`), passing in that parameter's place a value
+/// made by an operation that none of the file's other calls of it hand it
+/// (`self.handle(tunn.format_handshake_initiation(..))` where the callers hand it
+/// `tunn.update_timers(..)`): each call handles a value another operation made, the next step
+/// of a protocol, not the same operation repeated after it failed. Unknown (no other call of
+/// it in the file, an argument that names no operation) is not evidence.
+fn handles_other_values(
+    f: &LocalFn<'_>,
+    name: &str,
+    scope: &crate::analysis::scope::FileScope<'_>,
+) -> bool {
+    use syn::visit::Visit;
+    let params: Vec<Option<String>> = f
+        .typed_params()
+        .iter()
+        .map(|t| match &*t.pat {
+            syn::Pat::Ident(i) => Some(i.ident.to_string()),
+            _ => None,
+        })
+        .collect();
+    /// The calls of `name` in a body (`name(..)`, `Self::name(..)`, `self.name(..)`): their
+    /// arguments.
+    struct Calls<'a, 'n> {
+        name: &'n str,
+        args: Vec<Vec<&'a Expr>>,
+    }
+    impl<'a> Visit<'a> for Calls<'a, '_> {
+        fn visit_expr_call(&mut self, c: &'a syn::ExprCall) {
+            let _guard = crate::analysis::limits::enter();
+            if let Some(p) = names::callee_path(&c.func) {
+                let segs = names::segments(p);
+                if matches!(segs.as_slice(), [one] if one == self.name)
+                    || matches!(segs.as_slice(), [s, one] if s == "Self" && one == self.name)
+                {
+                    self.args.push(c.args.iter().collect());
+                }
+            }
+            syn::visit::visit_expr_call(self, c);
+        }
+        fn visit_expr_method_call(&mut self, m: &'a syn::ExprMethodCall) {
+            let _guard = crate::analysis::limits::enter();
+            if m.method == self.name
+                && matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self"))
+            {
+                self.args.push(m.args.iter().collect());
+            }
+            syn::visit::visit_expr_method_call(self, m);
+        }
+        fn visit_item(&mut self, _: &'a syn::Item) {}
+    }
+    // The operation that made an argument: the call itself, or the `let` that holds it.
+    let made_by = |arg: &Expr, locals: &Locals<'_>| -> Option<String> {
+        crate::analysis::flow::operation_name(arg).or_else(|| {
+            let key = crate::analysis::values::place_key(arg)?;
+            let inits = locals.lets.get(&key)?;
+            let mut names = inits
+                .iter()
+                .map(|e| crate::analysis::flow::operation_name(e));
+            let first = names.next()??;
+            names
+                .all(|n| n.as_deref() == Some(first.as_str()))
+                .then_some(first)
+        })
+    };
+    let own = Locals::of_fn(f);
+    let mut mine = Calls {
+        name,
+        args: Vec::new(),
+    };
+    mine.visit_block(f.block);
+    // The calls of itself inside the arms of a `match` on a parameter, with that parameter's
+    // place: every call of itself must be one.
+    struct Handled<'a, 'n> {
+        params: &'n [Option<String>],
+        name: &'n str,
+        found: Vec<(usize, Vec<&'a Expr>)>,
+    }
+    impl<'a> Visit<'a> for Handled<'a, '_> {
+        fn visit_expr_match(&mut self, m: &'a syn::ExprMatch) {
+            let _guard = crate::analysis::limits::enter();
+            let at = match &*m.expr {
+                Expr::Path(p) => p.path.get_ident().and_then(|id| {
+                    self.params
+                        .iter()
+                        .position(|q| q.as_deref() == Some(id.to_string().as_str()))
+                }),
+                _ => None,
+            };
+            if let Some(at) = at {
+                for arm in &m.arms {
+                    let mut calls = Calls {
+                        name: self.name,
+                        args: Vec::new(),
+                    };
+                    calls.visit_expr(&arm.body);
+                    self.found.extend(calls.args.into_iter().map(|a| (at, a)));
+                }
+            }
+            syn::visit::visit_expr_match(self, m);
+        }
+        fn visit_item(&mut self, _: &'a syn::Item) {}
+    }
+    let mut handled = Handled {
+        params: &params,
+        name,
+        found: Vec::new(),
+    };
+    handled.visit_block(f.block);
+    let mut places: Vec<usize> = handled.found.iter().map(|(at, _)| *at).collect();
+    places.sort_unstable();
+    places.dedup();
+    if handled.found.len() != mine.args.len() || places.len() != 1 {
+        return false;
+    }
+    let tested = places;
+    let mut theirs = Calls {
+        name,
+        args: Vec::new(),
+    };
+    let mut callers_locals = Vec::new();
+    for g in scope.fns.values().flatten() {
+        if std::ptr::eq(g.block, f.block) {
+            continue;
+        }
+        let before = theirs.args.len();
+        theirs.visit_block(g.block);
+        for _ in before..theirs.args.len() {
+            callers_locals.push(Locals::of_fn(g));
+        }
+    }
+    if theirs.args.is_empty() || mine.args.is_empty() {
+        return false;
+    }
+    tested.iter().all(|&at| {
+        let handed: Option<Vec<String>> = theirs
+            .args
+            .iter()
+            .zip(&callers_locals)
+            .map(|(args, locals)| args.get(at).and_then(|a| made_by(a, locals)))
+            .collect();
+        let again: Option<Vec<String>> = mine
+            .args
+            .iter()
+            .map(|args| args.get(at).and_then(|a| made_by(a, &own)))
+            .collect();
+        match (handed, again) {
+            (Some(handed), Some(again)) => again.iter().all(|op| !handed.contains(op)),
+            _ => false,
+        }
+    })
 }
