@@ -638,66 +638,8 @@ fn handles_other_values(
     scope: &crate::analysis::scope::FileScope<'_>,
 ) -> bool {
     use syn::visit::Visit;
-    let params: Vec<Option<String>> = f
-        .typed_params()
-        .iter()
-        .map(|t| match &*t.pat {
-            syn::Pat::Ident(i) => Some(i.ident.to_string()),
-            _ => None,
-        })
-        .collect();
-    /// The calls of `name` in a body (`name(..)`, `Self::name(..)`, `self.name(..)`): their
-    /// arguments.
-    struct Calls<'a, 'n> {
-        name: &'n str,
-        args: Vec<Vec<&'a Expr>>,
-    }
-    impl<'a> Visit<'a> for Calls<'a, '_> {
-        fn visit_expr_call(&mut self, c: &'a syn::ExprCall) {
-            let _guard = crate::analysis::limits::enter();
-            if let Some(p) = names::callee_path(&c.func) {
-                let segs = names::segments(p);
-                if matches!(segs.as_slice(), [one] if one == self.name)
-                    || matches!(segs.as_slice(), [s, one] if s == "Self" && one == self.name)
-                {
-                    self.args.push(c.args.iter().collect());
-                }
-            }
-            syn::visit::visit_expr_call(self, c);
-        }
-        fn visit_expr_method_call(&mut self, m: &'a syn::ExprMethodCall) {
-            let _guard = crate::analysis::limits::enter();
-            if m.method == self.name
-                && matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self"))
-            {
-                self.args.push(m.args.iter().collect());
-            }
-            syn::visit::visit_expr_method_call(self, m);
-        }
-        fn visit_item(&mut self, _: &'a syn::Item) {}
-    }
-    // The operation that made an argument: the call itself, or the `let` that holds it.
-    let made_by = |arg: &Expr, locals: &Locals<'_>| -> Option<String> {
-        crate::analysis::flow::operation_name(arg).or_else(|| {
-            let key = crate::analysis::values::place_key(arg)?;
-            let inits = locals.lets.get(&key)?;
-            let mut names = inits
-                .iter()
-                .map(|e| crate::analysis::flow::operation_name(e));
-            let first = names.next()??;
-            names
-                .all(|n| n.as_deref() == Some(first.as_str()))
-                .then_some(first)
-        })
-    };
-    let own = Locals::of_fn(f);
-    let mut mine = Calls {
-        name,
-        args: Vec::new(),
-    };
-    mine.visit_block(f.block);
-    // The calls of itself inside the arms of a `match` on a parameter, with that parameter's
-    // place: every call of itself must be one.
+    /// The calls of itself inside the arms of a `match` on a parameter, with that
+    /// parameter's place.
     struct Handled<'a, 'n> {
         params: &'n [Option<String>],
         name: &'n str,
@@ -716,7 +658,7 @@ fn handles_other_values(
             };
             if let Some(at) = at {
                 for arm in &m.arms {
-                    let mut calls = Calls {
+                    let mut calls = SelfCalls {
                         name: self.name,
                         args: Vec::new(),
                     };
@@ -728,20 +670,41 @@ fn handles_other_values(
         }
         fn visit_item(&mut self, _: &'a syn::Item) {}
     }
-    let mut handled = Handled {
+    let params = param_names(f);
+    // The operation that made an argument: the call itself, or the `let` that holds it.
+    let made_by = |arg: &Expr, locals: &Locals<'_>| -> Option<String> {
+        crate::analysis::flow::operation_name(arg).or_else(|| {
+            let key = crate::analysis::values::place_key(arg)?;
+            let inits = locals.lets.get(&key)?;
+            let mut names = inits
+                .iter()
+                .map(|e| crate::analysis::flow::operation_name(e));
+            let first = names.next()??;
+            names
+                .all(|n| n.as_deref() == Some(first.as_str()))
+                .then_some(first)
+        })
+    };
+    let own = Locals::of_fn(f);
+    let mut mine = SelfCalls {
+        name,
+        args: Vec::new(),
+    };
+    mine.visit_block(f.block);
+    let mut in_arms = Handled {
         params: &params,
         name,
         found: Vec::new(),
     };
-    handled.visit_block(f.block);
-    let mut places: Vec<usize> = handled.found.iter().map(|(at, _)| *at).collect();
+    in_arms.visit_block(f.block);
+    let mut places: Vec<usize> = in_arms.found.iter().map(|(at, _)| *at).collect();
     places.sort_unstable();
     places.dedup();
-    if handled.found.len() != mine.args.len() || places.len() != 1 {
+    if in_arms.found.len() != mine.args.len() || places.len() != 1 {
         return false;
     }
     let tested = places;
-    let mut theirs = Calls {
+    let mut theirs = SelfCalls {
         name,
         args: Vec::new(),
     };

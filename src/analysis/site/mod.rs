@@ -835,52 +835,59 @@ fn calls_itself(body: &Block, name: &str) -> bool {
     c.found
 }
 
-/// The arguments of the recursive calls as assignments to the parameters: `f(attempt + 1)` is
-/// `attempt = attempt + 1` (a counter), `f(backoff * 2)` is `backoff = backoff * 2` (growth).
-fn recursive_arg_mutations<'a>(f: LocalFn<'a>, name: &str, facts: &mut LoopFacts<'a>) {
-    struct S<'a, 'n> {
-        name: &'n str,
-        calls: Vec<Vec<&'a Expr>>,
-    }
-    impl<'a> Visit<'a> for S<'a, '_> {
-        fn visit_expr_call(&mut self, c: &'a syn::ExprCall) {
-            let _guard = crate::analysis::limits::enter();
-            if let Some(p) = names::callee_path(&c.func) {
-                let segs = names::segments(p);
-                if matches!(segs.as_slice(), [one] if one == self.name)
-                    || matches!(segs.as_slice(), [s, one] if s == "Self" && one == self.name)
-                {
-                    self.calls.push(c.args.iter().collect());
-                }
-            }
-            syn::visit::visit_expr_call(self, c);
-        }
-        fn visit_expr_method_call(&mut self, m: &'a syn::ExprMethodCall) {
-            let _guard = crate::analysis::limits::enter();
-            if m.method == self.name
-                && matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self"))
+/// The calls a function named `name` makes of itself in what is visited (`name(..)`,
+/// `Self::name(..)`, `self.name(..)`): the arguments of each.
+pub(super) struct SelfCalls<'a, 'n> {
+    pub(super) name: &'n str,
+    pub(super) args: Vec<Vec<&'a Expr>>,
+}
+
+impl<'a> Visit<'a> for SelfCalls<'a, '_> {
+    fn visit_expr_call(&mut self, c: &'a syn::ExprCall) {
+        let _guard = crate::analysis::limits::enter();
+        if let Some(p) = names::callee_path(&c.func) {
+            let segs = names::segments(p);
+            if matches!(segs.as_slice(), [one] if one == self.name)
+                || matches!(segs.as_slice(), [s, one] if s == "Self" && one == self.name)
             {
-                self.calls.push(m.args.iter().collect());
+                self.args.push(c.args.iter().collect());
             }
-            syn::visit::visit_expr_method_call(self, m);
         }
-        fn visit_item(&mut self, _: &'a syn::Item) {}
+        syn::visit::visit_expr_call(self, c);
     }
-    let _guard = crate::analysis::limits::enter();
-    let mut s = S {
-        name,
-        calls: Vec::new(),
-    };
-    s.visit_block(f.block);
-    let params: Vec<Option<String>> = f
-        .typed_params()
+    fn visit_expr_method_call(&mut self, m: &'a syn::ExprMethodCall) {
+        let _guard = crate::analysis::limits::enter();
+        if m.method == self.name && matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self"))
+        {
+            self.args.push(m.args.iter().collect());
+        }
+        syn::visit::visit_expr_method_call(self, m);
+    }
+    fn visit_item(&mut self, _: &'a syn::Item) {}
+}
+
+/// The names of a function's parameters, in order (`None` for a pattern that is not a name).
+pub(super) fn param_names(f: &LocalFn<'_>) -> Vec<Option<String>> {
+    f.typed_params()
         .iter()
         .map(|t| match &*t.pat {
             syn::Pat::Ident(i) => Some(i.ident.to_string()),
             _ => None,
         })
-        .collect();
-    for args in s.calls {
+        .collect()
+}
+
+/// The arguments of the recursive calls as assignments to the parameters: `f(attempt + 1)` is
+/// `attempt = attempt + 1` (a counter), `f(backoff * 2)` is `backoff = backoff * 2` (growth).
+fn recursive_arg_mutations<'a>(f: LocalFn<'a>, name: &str, facts: &mut LoopFacts<'a>) {
+    let _guard = crate::analysis::limits::enter();
+    let mut s = SelfCalls {
+        name,
+        args: Vec::new(),
+    };
+    s.visit_block(f.block);
+    let params = param_names(&f);
+    for args in s.args {
         for (p, a) in params.iter().zip(args) {
             let Some(p) = p else { continue };
             if place_key(a).as_deref() == Some(p.as_str()) || !super::values::mentions(a, p) {
