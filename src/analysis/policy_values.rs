@@ -733,6 +733,7 @@ fn stores_multiplied(body: &syn::Block, locals: &Locals<'_>) -> bool {
     struct Mul(bool);
     impl<'v> Visit<'v> for Mul {
         fn visit_expr_binary(&mut self, b: &'v syn::ExprBinary) {
+            let _guard = crate::analysis::limits::enter();
             self.0 |= matches!(
                 b.op,
                 syn::BinOp::Mul(_)
@@ -743,6 +744,7 @@ fn stores_multiplied(body: &syn::Block, locals: &Locals<'_>) -> bool {
             syn::visit::visit_expr_binary(self, b);
         }
         fn visit_expr_method_call(&mut self, m: &'v syn::ExprMethodCall) {
+            let _guard = crate::analysis::limits::enter();
             self.0 |= matches!(
                 m.method.to_string().as_str(),
                 "saturating_mul"
