@@ -1089,8 +1089,47 @@ fn word_of(word: &[u8]) -> Word {
 
 /// The byte ranges of the doc comments of `src` (`///`, `//!`, `/** */`, `/*! */`): the
 /// analysis reads no `#[doc]` attribute, and a file's documentation is much of what is parsed.
-/// Comments lie between the tokens, so only the gaps between them are searched.
+/// Comments lie between the tokens, so only the gaps between them are searched. Not those
+/// inside a macro's arguments (`select! { .. }`): there a doc comment is a token of what the
+/// macro is given, and blanking it would change what the analysis reads of the macro.
 fn doc_comments(src: &[u8], tokens: &[Token]) -> Vec<(usize, usize)> {
+    let mut docs = docs_between(src, tokens);
+    let bodies = macro_arguments(tokens);
+    if !bodies.is_empty() {
+        docs.retain(|(start, _)| !bodies.iter().any(|(a, b)| a < start && start < b));
+    }
+    docs
+}
+
+/// The byte ranges of the delimited arguments of the macro calls of `tokens` (`name! ( .. )`,
+/// `macro_rules! name { .. }`), from the opening delimiter to the closing one.
+fn macro_arguments(tokens: &[Token]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut open: Vec<(usize, bool)> = Vec::new();
+    let is = |i: usize, k: Kind| tokens.get(i).is_some_and(|t| t.kind == k);
+    for (i, t) in tokens.iter().enumerate() {
+        match t.kind {
+            Kind::Open(_) => {
+                let of_macro = (i >= 2 && is(i - 1, Kind::Punct(b'!')) && is(i - 2, Kind::Ident))
+                    || (i >= 3
+                        && is(i - 1, Kind::Ident)
+                        && is(i - 2, Kind::Punct(b'!'))
+                        && is(i - 3, Kind::Ident));
+                open.push((i, of_macro));
+            }
+            Kind::Close(_) => {
+                if let Some((o, true)) = open.pop() {
+                    out.push((tokens[o].start, t.end));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The doc comments in the gaps between `tokens` (see [`doc_comments`]).
+fn docs_between(src: &[u8], tokens: &[Token]) -> Vec<(usize, usize)> {
     let mut docs = Vec::new();
     let gaps = std::iter::once(0)
         .chain(tokens.iter().map(|t| t.end))
@@ -1595,6 +1634,20 @@ mod tests {
         // Docs alone are reason enough to blank: the text comes back even with every body kept.
         assert_ne!(out, src);
         assert!(syn::parse_file(&out).is_ok(), "{out}");
+    }
+
+    #[test]
+    fn doc_comments_in_a_macros_arguments_are_tokens_it_is_given_and_stay() {
+        // Found by the random-input driver: blanked, the `select!` read as a clean race; whole,
+        // its arguments do not parse as one, and the loop's findings differed.
+        let src = "/// docs\nasync fn f(stop: Token) {\n    loop {\n        tokio::select! {\n            \
+                   () = stop.cancelled() => break,\n//! inside the macro\n        }\n    }\n}\n\
+                   macro_rules! m {\n    () => {\n        /// also inside\n    };\n}\n";
+        let out = blanked(src);
+        assert_eq!(out.len(), src.len());
+        assert!(!out.contains("/// docs"), "{out}");
+        assert!(out.contains("//! inside the macro"), "{out}");
+        assert!(out.contains("/// also inside"), "{out}");
     }
 
     #[test]
