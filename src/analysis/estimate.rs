@@ -43,6 +43,20 @@ impl Estimator<'_, '_> {
             Expr::Group(g) => self.eval_in(&g.expr, d),
             // A random pick from `0..=ceiling` is at most the ceiling.
             Expr::Range(r) => self.eval_in(r.end.as_deref()?, d),
+            // A value picked between values (`if traced { 5 } else { 1 }`, the arms of a
+            // `match`) is at most the largest of them, when every one of them is known.
+            Expr::If(i) => {
+                let (_, other) = i.else_branch.as_ref()?;
+                let then = self.eval_in(block_value(&i.then_branch)?, d)?;
+                Some(then.max(self.eval_in(other, d)?))
+            }
+            Expr::Match(m) => m
+                .arms
+                .iter()
+                .map(|a| self.eval_in(&a.body, d))
+                .try_fold(f64::MIN, |acc, v| v.map(|v| acc.max(v)))
+                .filter(|_| !m.arms.is_empty()),
+            Expr::Block(b) if b.label.is_none() => self.eval_in(block_value(&b.block)?, d),
             Expr::Cast(c) => self.eval_in(&c.expr, d),
             Expr::Reference(r) => self.eval_in(&r.expr, d),
             Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => self.eval_in(&u.expr, d),
@@ -205,3 +219,12 @@ impl Estimator<'_, '_> {
         }
     }
 }
+
+/// The value a block gives when it is only that value (`{ 5 }`), else none.
+fn block_value(b: &syn::Block) -> Option<&Expr> {
+    match b.stmts.as_slice() {
+        [syn::Stmt::Expr(e, None)] => Some(e),
+        _ => None,
+    }
+}
+
