@@ -227,4 +227,3 @@ fn block_value(b: &syn::Block) -> Option<&Expr> {
         _ => None,
     }
 }
-
