@@ -126,6 +126,8 @@ lists! {
         SleepMethods = "sleep-methods", sleep_methods;
         /// Waits that block the thread.
         BlockingSleeps = "blocking-sleeps", blocking_sleeps;
+        /// Waits that return a future: they wait only when the future is awaited.
+        FutureSleeps = "future-sleeps", future_sleeps;
         /// Awaited methods that resolve after a wait of the callee's choosing.
         WaitHandlers = "wait-handlers", wait_handlers;
         /// Crates whose every path is random.

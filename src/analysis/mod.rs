@@ -50,6 +50,8 @@ pub struct Extensions {
     pub sleep_methods: Vec<String>,
     /// Waits that block the thread.
     pub blocking_sleeps: Vec<String>,
+    /// Waits that return a future, which wait only when it is awaited.
+    pub future_sleeps: Vec<String>,
     /// Awaited methods that resolve only after a wait of the callee's choosing.
     pub wait_handlers: Vec<String>,
     /// Crates whose every path is random.
@@ -108,6 +110,7 @@ impl Extensions {
             L::SleepFns => &self.sleep_fns,
             L::SleepMethods => &self.sleep_methods,
             L::BlockingSleeps => &self.blocking_sleeps,
+            L::FutureSleeps => &self.future_sleeps,
             L::WaitHandlers => &self.wait_handlers,
             L::RandomCrates => &self.random_crates,
             L::RandomSources => &self.random_sources,
@@ -140,6 +143,7 @@ impl Extensions {
             L::SleepFns => &mut self.sleep_fns,
             L::SleepMethods => &mut self.sleep_methods,
             L::BlockingSleeps => &mut self.blocking_sleeps,
+            L::FutureSleeps => &mut self.future_sleeps,
             L::WaitHandlers => &mut self.wait_handlers,
             L::RandomCrates => &mut self.random_crates,
             L::RandomSources => &mut self.random_sources,
@@ -377,6 +381,9 @@ pub struct RetrySite {
     /// Defaults elsewhere in the site's file its facts come from: the value a field holds by
     /// default (the strategy a runner is given from that field), and the field's name.
     pub origins: Vec<(Span, String)>,
+    /// Waits made between attempts and never awaited (`tokio::time::sleep(d);`): they wait
+    /// nothing.
+    pub unawaited: Vec<Span>,
 }
 
 /// A definition a site's facts were read from (the model keeps one when following it answered
@@ -497,6 +504,7 @@ impl RetrySite {
             longest_by_limit: Vec::new(),
             delay_from: None,
             origins: Vec::new(),
+            unawaited: Vec::new(),
         }
     }
 }

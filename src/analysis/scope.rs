@@ -317,6 +317,14 @@ impl<'a> FileScope<'a> {
             || Extensions::matches(&self.ext.blocking_sleeps, full)
     }
 
+    /// Whether a resolved path makes a wait that is a future (`tokio::time::sleep`): made and
+    /// dropped without `.await`, it waits nothing.
+    #[must_use]
+    pub fn is_future_sleep(&self, full: &[String]) -> bool {
+        known::builtin().path(List::FutureSleeps, full).is_some()
+            || Extensions::matches(&self.ext.future_sleeps, full)
+    }
+
     /// Whether an awaited method resolves only after a wait of its own (`trx.on_error(e)`).
     #[must_use]
     pub fn is_wait_handler(&self, name: &str) -> bool {

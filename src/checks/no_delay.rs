@@ -24,7 +24,9 @@ pub(super) fn check(site: &RetrySite, cx: &mut Context<'_>) {
                 "once this fails, the loop goes round again at once, with no wait",
             ),
         };
-        cx.report(Rule::NoDelay, primary, vec![site_label(site)], Vec::new());
+        let mut secondary = vec![site_label(site)];
+        secondary.extend(never_awaited(site));
+        cx.report(Rule::NoDelay, primary, secondary, Vec::new());
         return;
     }
     if !site.delays.is_empty() || !site.blind || site.paced_inside {
@@ -34,6 +36,7 @@ pub(super) fn check(site: &RetrySite, cx: &mut Context<'_>) {
     if let Some(path) = site.retry_path {
         secondary.push(label(path, "goes round again at once"));
     }
+    secondary.extend(never_awaited(site));
     cx.report(
         Rule::NoDelay,
         label(
@@ -46,4 +49,14 @@ pub(super) fn check(site: &RetrySite, cx: &mut Context<'_>) {
         secondary,
         Vec::new(),
     );
+}
+
+/// The waits the site makes and never awaits: a future dropped unpolled waits nothing.
+fn never_awaited(site: &RetrySite) -> impl Iterator<Item = crate::checks::diagnostic::Label> + '_ {
+    site.unawaited.iter().map(|at| {
+        label(
+            *at,
+            "this wait is never awaited: the future is dropped and waits nothing",
+        )
+    })
 }

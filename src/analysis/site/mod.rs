@@ -733,6 +733,7 @@ fn helper_site(head: Span, keys: Vec<super::PerAttemptKey>, facts: AttemptFacts)
         longest_by_limit: Vec::new(),
         delay_from: None,
         origins: Vec::new(),
+        unawaited: Vec::new(),
     }
 }
 

@@ -65,6 +65,7 @@ impl<'a> Builder<'a, '_> {
             unknown_waits: Vec::new(),
             helper_calls: Vec::new(),
             timed: Vec::new(),
+            dropped: Vec::new(),
             enter_async,
         };
         finder.visit_block(body);
@@ -84,6 +85,7 @@ impl<'a> Builder<'a, '_> {
             unknown: finder.unknown_waits,
             helpers,
             timed: finder.timed,
+            dropped: finder.dropped,
         }
     }
 
@@ -167,6 +169,7 @@ impl<'a> Builder<'a, '_> {
             unknown_waits: Vec::new(),
             helper_calls: Vec::new(),
             timed: Vec::new(),
+            dropped: Vec::new(),
             enter_async: true,
         };
         inner.visit_block(f.block);
@@ -475,6 +478,8 @@ pub(super) struct Waits<'a> {
         Vec<(&'a Expr, String, crate::analysis::Via, Vec<&'a Expr>, bool)>,
     /// Calls that wait for up to a time they are given (see [`SleepFinder::timed`]).
     pub(in crate::analysis) timed: Vec<&'a Expr>,
+    /// Waits made and never awaited (see [`SleepFinder::dropped`]).
+    pub(in crate::analysis) dropped: Vec<&'a Expr>,
 }
 
 impl Waits<'_> {
@@ -512,6 +517,7 @@ pub(in crate::analysis) fn future_sleeps<'a>(
         unknown_waits: Vec::new(),
         helper_calls: Vec::new(),
         timed: Vec::new(),
+        dropped: Vec::new(),
         enter_async: true,
     };
     finder.visit_expr(future);
@@ -529,6 +535,9 @@ pub(super) struct SleepFinder<'a, 'c> {
     /// Calls that wait for up to a time they are given (`rx.recv_timeout(d)`,
     /// `sub.next_timeout(d)`, `timeout(d, op)`): a path through one that failed has waited.
     pub(in crate::analysis) timed: Vec<&'a Expr>,
+    /// Waits that are futures made and dropped without `.await` (`tokio::time::sleep(d);`):
+    /// they wait nothing.
+    pub(in crate::analysis) dropped: Vec<&'a Expr>,
     pub(in crate::analysis) enter_async: bool,
 }
 
@@ -565,6 +574,7 @@ pub(super) fn inner_loop_waits(body: &Block, scope: &FileScope<'_>) -> bool {
             unknown_waits: Vec::new(),
             helper_calls: Vec::new(),
             timed: Vec::new(),
+            dropped: Vec::new(),
             enter_async: false,
         };
         finder.visit_block(inner);
@@ -763,6 +773,31 @@ pub(super) fn is_timed_name(name: &str) -> bool {
 }
 
 impl<'a> Visit<'a> for SleepFinder<'a, '_> {
+    // `tokio::time::sleep(d);` or `let _ = sleep(d);`: a future made and dropped unpolled waits
+    // nothing (what it is given is still code of the loop).
+    fn visit_stmt(&mut self, st: &'a syn::Stmt) {
+        let _guard = crate::analysis::limits::enter();
+        let made = match st {
+            syn::Stmt::Expr(e, Some(_)) => Some(e),
+            syn::Stmt::Local(l) if matches!(l.pat, syn::Pat::Wild(_)) => {
+                l.init.as_ref().map(|i| &*i.expr)
+            }
+            _ => None,
+        };
+        if let Some(e @ Expr::Call(c)) = made {
+            if names::callee_path(&c.func)
+                .is_some_and(|p| self.scope.is_future_sleep(&self.scope.resolve(p)))
+            {
+                self.dropped.push(e);
+                for a in &c.args {
+                    self.visit_expr(a);
+                }
+                return;
+            }
+        }
+        syn::visit::visit_stmt(self, st);
+    }
+
     // `tokio::select! { _ = sleep(d) => {}, _ = token.cancelled() => return }`: the raced
     // futures wait like any other code of the loop.
     fn visit_macro(&mut self, m: &'a syn::Macro) {
