@@ -938,6 +938,24 @@ fn struct_facts<'e>(
             }
         }
     }
+    // A field holding a variant that names how waits go (`backoff_type:
+    // RetryBackoffType::Exponential`) chooses the strategy, whatever the field is called: the
+    // value says what it is.
+    if !fields.contains_key(&Role::Strategy) {
+        let given = |e: &'e Expr| {
+            super::values::place_key(e)
+                .and_then(|k| args.get(&k).copied())
+                .unwrap_or(e)
+        };
+        if let Some(value) = s
+            .fields
+            .iter()
+            .map(|f| given(&f.expr))
+            .find(|v| variant_kind(v).is_some())
+        {
+            fields.insert(Role::Strategy, value);
+        }
+    }
     let from_param = |e: &Expr| {
         super::values::place_key(e).is_some_and(|k| params.contains(&k) && !args.contains_key(&k))
     };
