@@ -16,7 +16,8 @@
 //!   [`crate::analysis::may_have_policies`] looks for); a timeout (`timeout`, `deadline`); a
 //!   crate of `status-error-calls` in the models (`ureq`: its calls change how statuses are
 //!   read); the last segment of a name from the team's extensions; or its own function's name
-//!   (recursion). A function whose attributes or signature hold a retry word (`#[retryable]`,
+//!   (recursion), or the name of a function of the file that calls itself (a caller hands the
+//!   recursion the values it handles). A function whose attributes or signature hold a retry word (`#[retryable]`,
 //!   `#[backon]`, `fn backoff(attempt: u32)`: a backoff strategy, see [`crate::analysis`]) keeps
 //!   its body too. In test code (a function
 //!   marked `#[test]`, `#[tokio::test]` or `#[cfg(test)]`, or one in a `#[cfg(test)]` module)
@@ -166,6 +167,24 @@ impl<'t> Pieces<'t> {
                     .any(|w| !matches!(w, "const" | "static" | "mut") && keeps(w, ext)),
                 PieceKind::Blank | PieceKind::Fields => false,
             };
+        }
+        // A body that calls a function calling itself keeps itself too: what a caller hands a
+        // recursion is what the recursion handles (a value another operation made is the next
+        // value, not a retry's).
+        let recursive: HashSet<&str> = pieces
+            .iter()
+            .filter(|p| p.kind == PieceKind::Body && !p.in_test)
+            .map(|p| (p, word(&tokens[p.name])))
+            .filter(|(p, name)| idents(p.from, p.to).any(|w| w == *name))
+            .map(|(_, name)| name)
+            .collect();
+        if !recursive.is_empty() {
+            for piece in pieces
+                .iter_mut()
+                .filter(|p| p.kind == PieceKind::Body && !p.kept && !p.in_test)
+            {
+                piece.kept = idents(piece.from, piece.to).any(|w| recursive.contains(w));
+            }
         }
         // A struct whose methods are analysed keeps its fields.
         let analysed: HashSet<&str> = pieces
@@ -1670,5 +1689,17 @@ mod tests {
         ] {
             assert!(out.contains(kept), "{kept}: {out}");
         }
+    }
+
+    #[test]
+    fn a_body_that_calls_a_function_calling_itself_stays() {
+        // Found by the random-input driver: blanked, the caller's operation (which made the
+        // value the recursion handles) was not seen, and the recursion read as a retry.
+        let src = "fn settle(r: R) -> T { match r { Ok(t) => t, Err(_) => settle(make()) } }\n\
+                   fn start() -> T { let first = other(); settle(first) }\n\
+                   fn unrelated() -> u8 { let x = compute(); x }\n";
+        let out = blanked(src);
+        assert!(out.contains("let first = other(); settle(first)"), "{out}");
+        assert!(!out.contains("compute()"), "{out}");
     }
 }
