@@ -941,7 +941,7 @@ fn struct_facts<'e>(
     // A field holding a variant that names how waits go (`backoff_type:
     // RetryBackoffType::Exponential`) chooses the strategy, whatever the field is called: the
     // value says what it is.
-    if !fields.contains_key(&Role::Strategy) {
+    if let std::collections::hash_map::Entry::Vacant(slot) = fields.entry(Role::Strategy) {
         let given = |e: &'e Expr| {
             super::values::place_key(e)
                 .and_then(|k| args.get(&k).copied())
@@ -953,7 +953,7 @@ fn struct_facts<'e>(
             .map(|f| given(&f.expr))
             .find(|v| variant_kind(v).is_some())
         {
-            fields.insert(Role::Strategy, value);
+            slot.insert(value);
         }
     }
     let from_param = |e: &Expr| {
