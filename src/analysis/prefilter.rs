@@ -17,9 +17,9 @@
 //!   crate of `status-error-calls` in the models (`ureq`: its calls change how statuses are
 //!   read); the last segment of a name from the team's extensions; or its own function's name
 //!   (recursion), or the name of a function of the file that calls itself (a caller hands the
-//!   recursion the values it handles). A function whose attributes or signature hold a retry word (`#[retryable]`,
-//!   `#[backon]`, `fn backoff(attempt: u32)`: a backoff strategy, see [`crate::analysis`]) keeps
-//!   its body too. In test code (a function
+//!   recursion the values it handles). A function whose attributes or signature hold a retry
+//!   word (`#[retryable]`, `#[backon]`, `fn backoff(attempt: u32)`: a backoff strategy, see
+//!   [`crate::analysis`]) keeps its body too. In test code (a function
 //!   marked `#[test]`, `#[tokio::test]` or `#[cfg(test)]`, or one in a `#[cfg(test)]` module)
 //!   loops and the function's own name keep nothing: the analysis reads no loop or recursion
 //!   of a test as a retry (it waits for the test's own fixtures).
