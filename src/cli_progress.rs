@@ -14,17 +14,27 @@ use super::Format;
 /// A scan that ends sooner shows no bar at all (it would only flicker).
 const DELAY: Duration = Duration::from_millis(500);
 
+/// The delay before the bar shows: [`DELAY`], or `RETRY_AUDIT_PROGRESS_DELAY_MS` milliseconds
+/// (for tests, whose scans end sooner than a person would notice on a fast machine).
+fn delay() -> Duration {
+    std::env::var("RETRY_AUDIT_PROGRESS_DELAY_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map_or(DELAY, Duration::from_millis)
+}
+
 /// Whether to show a bar: never for the machine formats (json, sarif, github, gitlab,
 /// cargo-json), never when standard error is not a terminal, never with `--quiet`.
 pub(crate) fn should_show(format: Format, stderr_is_terminal: bool, quiet: bool) -> bool {
     !super::cli_output::is_machine(format) && stderr_is_terminal && !quiet
 }
 
-/// The bar: hidden until the scan has run for [`DELAY`], cleared when dropped (before the report
+/// The bar: hidden until the scan has run for [`delay`], cleared when dropped (before the report
 /// is written).
 pub(crate) struct Bar {
     inner: ProgressBar,
     started: Instant,
+    delay: Duration,
     shown: AtomicBool,
 }
 
@@ -44,6 +54,7 @@ impl Bar {
         Bar {
             inner: bar,
             started: Instant::now(),
+            delay: delay(),
             shown: AtomicBool::new(false),
         }
     }
@@ -57,7 +68,7 @@ impl Progress for Bar {
     fn advance(&self) {
         self.inner.inc(1);
         if !self.shown.load(Ordering::Relaxed)
-            && self.started.elapsed() >= DELAY
+            && self.started.elapsed() >= self.delay
             && !self.shown.swap(true, Ordering::Relaxed)
         {
             self.inner.set_draw_target(ProgressDrawTarget::stderr());
