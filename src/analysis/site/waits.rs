@@ -1143,6 +1143,9 @@ pub(super) fn waits_on_way_out(
         found: Vec<usize>,
         continues: bool,
         nested: usize,
+        /// Whether a macro may hide a `continue`: not in the statement that leaves
+        /// (`return Err(eyre!(..))`), whose value is made on the way out.
+        macros_continue: bool,
     }
     impl<'v> Visit<'v> for Inside<'_> {
         fn visit_expr(&mut self, e: &'v Expr) {
@@ -1167,7 +1170,7 @@ pub(super) fn waits_on_way_out(
         }
         // A macro may hide a `continue`.
         fn visit_macro(&mut self, _: &'v syn::Macro) {
-            self.continues = true;
+            self.continues |= self.macros_continue;
         }
         fn visit_item(&mut self, _: &'v syn::Item) {}
     }
@@ -1194,12 +1197,13 @@ pub(super) fn waits_on_way_out(
             let _guard = crate::analysis::limits::enter();
             if b.stmts.last().is_some_and(|st| self.leaves(st)) {
                 let mut continues_after = false;
-                for st in b.stmts.iter().rev() {
+                for (i, st) in b.stmts.iter().rev().enumerate() {
                     let mut inside = Inside {
                         calls: self.calls,
                         found: Vec::new(),
                         continues: false,
                         nested: 0,
+                        macros_continue: i > 0,
                     };
                     inside.visit_stmt(st);
                     continues_after |= inside.continues;
