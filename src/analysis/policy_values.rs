@@ -690,6 +690,7 @@ fn own_schedule(ty: &str, scope: &FileScope<'_>) -> Option<OwnSchedule> {
             locals: &locals,
             facts: &facts,
             params: None,
+            depth: 0,
             current_fn: &name,
         };
         // The state it keeps for the next call, stored multiplied (`self.delay = (self.delay

@@ -51,6 +51,7 @@ pub(super) fn strategy_site(
         facts: &facts,
         params: Some(&counting),
         current_fn: &name,
+        depth: 1,
     };
     let returned = returned_exprs(f.block);
     if returned.is_empty() {
@@ -140,6 +141,7 @@ fn randomised_by_callers(name: &str, scope: &FileScope<'_>) -> bool {
                 locals: &locals,
                 facts: &facts,
                 params: None,
+                depth: 0,
                 current_fn: &current,
             };
             // What the call's result is bound to, once.

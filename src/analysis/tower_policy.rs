@@ -173,6 +173,7 @@ fn site_of<'a>(
         locals: &locals,
         facts: &facts,
         params: None,
+        depth: 0,
         current_fn: &name,
     };
     let delays: Vec<Delay> = sleeps

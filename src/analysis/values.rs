@@ -743,6 +743,10 @@ pub struct ValueCx<'a, 'c> {
     pub params: Option<&'c HashMap<String, Taint>>,
     /// The function being analysed (never followed into itself).
     pub current_fn: &'c str,
+    /// How many functions of the file this context was followed into for what they return
+    /// (a waiting helper read in place of its call is none); only the site's own code, and a
+    /// waiting helper's, follow a call.
+    pub depth: u8,
 }
 
 impl<'a> ValueCx<'a, '_> {
@@ -969,6 +973,7 @@ impl<'a> ValueCx<'a, '_> {
             facts: self.facts,
             params: Some(params),
             current_fn: self.current_fn,
+            depth: self.depth.max(1),
         }
     }
 
@@ -1420,7 +1425,7 @@ impl<'a> ValueCx<'a, '_> {
             return None;
         }
         let f = self.file.function_via(name, Some(via))?;
-        if self.params.is_some() {
+        if self.depth >= 1 {
             // One level deep; recursion and second-level calls stay opaque.
             return Some(Taint::opaque());
         }
@@ -1433,6 +1438,7 @@ impl<'a> ValueCx<'a, '_> {
             facts: &facts,
             params: Some(&params),
             current_fn: name,
+            depth: self.depth + 1,
         };
         // What the helper can return: its hint when the server sent one, else its own
         // computation (the fallback).

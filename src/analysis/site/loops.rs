@@ -82,6 +82,7 @@ impl<'a> Builder<'a, '_> {
             locals,
             facts: &facts,
             params: None,
+            depth: 0,
             current_fn: fn_name,
         };
         let mut waits = self.waits(body, fn_name, false);
@@ -441,6 +442,7 @@ impl<'a> Builder<'a, '_> {
             locals,
             facts: &facts,
             params: None,
+            depth: 0,
             current_fn: &name,
         };
         let every_path_limited = retry_calls

@@ -198,6 +198,9 @@ impl<'a> Builder<'a, '_> {
             locals: &locals,
             facts: &facts,
             params: Some(&params),
+            // Read in place of its call: the helper may still ask a function of the file for
+            // the length (`let secs = backoff_secs(n); sleep(secs)`).
+            depth: values.depth,
             current_fn: name,
         };
         Some((
