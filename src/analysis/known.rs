@@ -128,6 +128,8 @@ lists! {
         BlockingSleeps = "blocking-sleeps", blocking_sleeps;
         /// Waits that return a future: they wait only when the future is awaited.
         FutureSleeps = "future-sleeps", future_sleeps;
+        /// Functions that run the future they are given for at most a time they are given.
+        Timeouts = "timeouts", timeouts;
         /// Awaited methods that resolve after a wait of the callee's choosing.
         WaitHandlers = "wait-handlers", wait_handlers;
         /// Crates whose every path is random.

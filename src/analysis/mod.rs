@@ -52,6 +52,8 @@ pub struct Extensions {
     pub blocking_sleeps: Vec<String>,
     /// Waits that return a future, which wait only when it is awaited.
     pub future_sleeps: Vec<String>,
+    /// Functions that run the future they are given for at most a time they are given.
+    pub timeouts: Vec<String>,
     /// Awaited methods that resolve only after a wait of the callee's choosing.
     pub wait_handlers: Vec<String>,
     /// Crates whose every path is random.
@@ -111,6 +113,7 @@ impl Extensions {
             L::SleepMethods => &self.sleep_methods,
             L::BlockingSleeps => &self.blocking_sleeps,
             L::FutureSleeps => &self.future_sleeps,
+            L::Timeouts => &self.timeouts,
             L::WaitHandlers => &self.wait_handlers,
             L::RandomCrates => &self.random_crates,
             L::RandomSources => &self.random_sources,
@@ -144,6 +147,7 @@ impl Extensions {
             L::SleepMethods => &mut self.sleep_methods,
             L::BlockingSleeps => &mut self.blocking_sleeps,
             L::FutureSleeps => &mut self.future_sleeps,
+            L::Timeouts => &mut self.timeouts,
             L::WaitHandlers => &mut self.wait_handlers,
             L::RandomCrates => &mut self.random_crates,
             L::RandomSources => &mut self.random_sources,

@@ -325,6 +325,14 @@ impl<'a> FileScope<'a> {
             || Extensions::matches(&self.ext.future_sleeps, full)
     }
 
+    /// Whether a resolved path runs a future for at most a time it is given
+    /// (`tokio::time::timeout(d, fut)`).
+    #[must_use]
+    pub fn is_timeout(&self, full: &[String]) -> bool {
+        known::builtin().path(List::Timeouts, full).is_some()
+            || Extensions::matches(&self.ext.timeouts, full)
+    }
+
     /// Whether an awaited method resolves only after a wait of its own (`trx.on_error(e)`).
     #[must_use]
     pub fn is_wait_handler(&self, name: &str) -> bool {

@@ -775,6 +775,36 @@ pub(super) fn is_timed_name(name: &str) -> bool {
     )
 }
 
+impl<'a> SleepFinder<'a, '_> {
+    /// The timeout call of an awaited timeout whose outcome is dropped (`drop(timeout(d,
+    /// fut).await)`, `timeout(d, fut).await.ok()`), as the statement or `let _` holds it.
+    fn dropped_timeout(&self, e: &'a Expr) -> Option<(&'a Expr, &'a syn::ExprCall)> {
+        let _guard = crate::analysis::limits::enter();
+        match e {
+            Expr::Call(c)
+                if c.args.len() == 1
+                    && names::callee_path(&c.func).is_some_and(|p| p.is_ident("drop")) =>
+            {
+                self.dropped_timeout(&c.args[0])
+            }
+            Expr::MethodCall(m) if m.method == "ok" && m.args.is_empty() => {
+                self.dropped_timeout(&m.receiver)
+            }
+            Expr::Paren(p) => self.dropped_timeout(&p.expr),
+            Expr::Await(a) => match &*a.base {
+                call @ Expr::Call(c)
+                    if names::callee_path(&c.func)
+                        .is_some_and(|p| self.scope.is_timeout(&self.scope.resolve(p))) =>
+                {
+                    Some((call, c))
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+}
+
 impl<'a> Visit<'a> for SleepFinder<'a, '_> {
     // `tokio::time::sleep(d);` or `let _ = sleep(d);`: a future made and dropped unpolled waits
     // nothing (what it is given is still code of the loop).
@@ -787,6 +817,16 @@ impl<'a> Visit<'a> for SleepFinder<'a, '_> {
             }
             _ => None,
         };
+        // `timeout(d, token.cancelled()).await;`, `let _ = ..`, `drop(..)`: a timeout whose
+        // outcome is dropped is no attempt (nothing tests what it ran); it waits up to `d`,
+        // cut short only by the future it is given.
+        if let Some((e, c)) = made.and_then(|e| self.dropped_timeout(e)) {
+            self.sleeps.push((e, c.args.first(), false));
+            for a in &c.args {
+                self.visit_expr(a);
+            }
+            return;
+        }
         if let Some(e @ Expr::Call(c)) = made {
             if names::callee_path(&c.func)
                 .is_some_and(|p| self.scope.is_future_sleep(&self.scope.resolve(p)))
@@ -826,6 +866,19 @@ impl<'a> Visit<'a> for SleepFinder<'a, '_> {
             Expr::MethodCall(m) if self.scope.is_wait_handler(&m.method.to_string()) => {
                 self.unknown_waits.push(e);
                 syn::visit::visit_expr(self, e);
+            }
+            // `drop(timeout(d, token.cancelled()).await)`, wherever it stands.
+            Expr::Call(c)
+                if c.args.len() == 1
+                    && names::callee_path(&c.func).is_some_and(|p| p.is_ident("drop"))
+                    && self.dropped_timeout(e).is_some() =>
+            {
+                if let Some((call, t)) = self.dropped_timeout(e) {
+                    self.sleeps.push((call, t.args.first(), false));
+                    for a in &t.args {
+                        self.visit_expr(a);
+                    }
+                }
             }
             Expr::Async(a) if self.enter_async => self.visit_block(&a.block),
             Expr::Closure(_)
