@@ -39,7 +39,6 @@ const UNPROVEN_VOCABULARY: &[&str] = &[
     "random-name-suffixes",
     "key-names",
     "jittered-strategy-words",
-    "read-target-words",
     "attempts-left-checks",
     "failing-macros",
     "error-names",

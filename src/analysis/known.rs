@@ -272,12 +272,6 @@ lists! {
         GrowingStrategyWords = "growing-strategy-words", growing_strategy_words;
         /// Parts of a strategy type's name that make its waits constant.
         ConstantStrategyWords = "constant-strategy-words", constant_strategy_words;
-        /// Parts of the initialiser of a POST's target variable that make the POST a read.
-        ReadTargetWords = "read-target-words", read_target_words;
-        /// Parts of a POST's target that make it a read rather than a write.
-        ReadPostWords = "read-post-words", read_post_words;
-        /// Parts of a function's name that make it mint a credential (safe to repeat).
-        CredentialWords = "credential-words", credential_words;
         /// Parts of a receiver's text that make it a queue or a log.
         QueueWords = "queue-words", queue_words;
         /// Methods that send a message whatever their receiver.

@@ -72,26 +72,6 @@ impl<'a, 'c> AttemptVisitor<'a, 'c> {
         }
     }
 
-    /// `client.post(endpoint)` where `let endpoint = base.join("api/v2/auth/login")`.
-    pub(super) fn target_reads(&self, m: &syn::ExprMethodCall) -> bool {
-        let Some(locals) = self.locals else {
-            return false;
-        };
-        let target = m.args.first().and_then(|a| match a {
-            Expr::MethodCall(c) => place_key(&c.receiver),
-            Expr::Reference(r) => place_key(&r.expr),
-            other => place_key(other),
-        });
-        target
-            .and_then(|k| locals.lets.get(&k))
-            .is_some_and(|inits| {
-                inits.iter().any(|init| {
-                    let t = names::text(*init).to_ascii_lowercase();
-                    known::builtin().part_of(List::ReadTargetWords, &t)
-                })
-            })
-    }
-
     /// `js.publish(..)` where the function's parameter `js` has a type whose path resolves to a
     /// broker's crate (`messaging-crates` of the models).
     pub(super) fn messaging_receiver(&self, recv: &Expr) -> bool {
@@ -153,14 +133,11 @@ impl<'a, 'c> AttemptVisitor<'a, 'c> {
         local.then(|| full.last().cloned()).flatten()
     }
 
-    /// A call to a function of this file that builds a write (`order_request(..)` returning a
-    /// `client.post(..)`): the write is made here.
+    /// A call to a function of this file that makes a write (`record_event(..)` whose body
+    /// publishes): the write is made here.
     pub(super) fn local_write(&self, name: &str, via: &crate::analysis::Via) -> bool {
         let _guard = crate::analysis::limits::enter();
-        // Minting a credential (`refresh_session_token`, `login`, `authenticate`) is safe to
-        // repeat, whatever method it posts with.
-        let n = name.to_ascii_lowercase();
-        if !self.follow || known::builtin().part_of(List::CredentialWords, &n) {
+        if !self.follow {
             return false;
         }
         self.scope.consult(Facts::WRITE, || {
@@ -267,18 +244,6 @@ pub(super) fn chain_inserts(e: &Expr) -> bool {
     }
 }
 
-/// A `POST` that reads rather than writes, by where it goes: a token or login endpoint, a search,
-/// a GraphQL or JSON-RPC query.
-pub(super) fn is_read_like_post(m: &syn::ExprMethodCall) -> bool {
-    let target = m
-        .args
-        .first()
-        .map(names::text)
-        .unwrap_or_default()
-        .to_ascii_lowercase();
-    known::builtin().part_of(List::ReadPostWords, &target)
-}
-
 /// The HTTP method an arm of a `match` makes a request with, or names: the verb method it
 /// calls (`session.post(url)`, `Request::get(..)`), or the method constant it gives
 /// (`reqwest::Method::POST`). HTTP's methods, not vocabulary.
@@ -337,12 +302,12 @@ impl<'a> Visit<'a> for AttemptVisitor<'a, '_> {
             Expr::MethodCall(m) => {
                 let name = m.method.to_string();
                 let v = known::builtin();
-                // Not `patch`: a PATCH sets the fields it names on the resource it addresses,
-                // and resent it sets them again; one that adds rather than sets is not told
-                // apart by its call (unknown is silent). HTTP's POST is not vocabulary.
-                let write = if name == "post" {
-                    !is_read_like_post(m) && !self.target_reads(m)
-                } else if v.word(List::SendingMethods, &name) {
+                // Not an HTTP method (`post`, `patch`): a POST may create, act on the resource
+                // it addresses, carry its own id or only ask a question (a search, a token, a
+                // JSON-RPC read), and its call does not say which; a PATCH sets the fields it
+                // names. A write is non-idempotent only with positive evidence (evidence.md
+                // #2): a publish, an `INSERT`, a message sent to a queue.
+                let write = if v.word(List::SendingMethods, &name) {
                     true
                 } else if v.word(List::PublishMethods, &name) {
                     // `bus.publish(event)` on a type this file does not show to be a queue
@@ -400,9 +365,6 @@ impl<'a> Visit<'a> for AttemptVisitor<'a, '_> {
                 if let Some(p) = names::callee_path(&c.func) {
                     let full = self.scope.resolve(p);
                     let segs = names::segments(p);
-                    if full.last().is_some_and(|l| l == "post") && full.len() >= 2 {
-                        self.writes.push(self.index.of(e));
-                    }
                     // Not `Ok(..)`, `Some(..)`, `Error::Timeout(..)`: constructors.
                     let constructor = segs
                         .last()
@@ -428,15 +390,6 @@ impl<'a> Visit<'a> for AttemptVisitor<'a, '_> {
                             });
                         }
                     }
-                }
-            }
-            Expr::Path(p) => {
-                let segs = names::segments(&p.path);
-                if segs.len() >= 2
-                    && segs[segs.len() - 2] == "Method"
-                    && segs[segs.len() - 1] == "POST"
-                {
-                    self.writes.push(self.index.of(e));
                 }
             }
             _ => {}
