@@ -204,6 +204,8 @@ lists! {
         ReceiveOperations = "receive-operations", receive_operations;
         /// Error names that mean "not ready yet, ask again".
         ReadinessErrors = "readiness-errors", readiness_errors;
+        /// Words that begin or end an error's name when it says "not there or not done yet".
+        ReadinessErrorParts = "readiness-error-parts", readiness_error_parts;
         /// Operations looped over for contention or readiness, not retried.
         SpinOperations = "spin-operations", spin_operations;
         /// Operations that talk to another process.

@@ -204,7 +204,21 @@ pub fn is_readiness_error(name: &str) -> bool {
                 .any(|s| rest.strip_suffix(s).is_some_and(|what| !what.is_empty()))
         })
         || name == "is_would_block";
-    local || known::builtin().word(List::ReadinessErrors, name)
+    local || known::builtin().word(List::ReadinessErrors, name) || names_a_pending_state(name)
+}
+
+/// Whether an error's name (a variant's, in `CamelCase`) begins or ends with words that say the
+/// thing asked for is not there or not done yet (`BlockNotFound`, `SnapshotPending`,
+/// `UnprocessedBlock`): an answer about a state, which a loop asks again for, not a failure
+/// (`readiness-error-parts` of the vocabulary).
+fn names_a_pending_state(name: &str) -> bool {
+    let camel = name.starts_with(|c: char| c.is_ascii_uppercase())
+        && name.contains(|c: char| c.is_ascii_lowercase())
+        && !name.contains('_');
+    let v = known::builtin();
+    camel
+        && (v.suffix_of(List::ReadinessErrorParts, name)
+            || v.prefix_of(List::ReadinessErrorParts, name))
 }
 
 /// Operations whose failure means contention or "not ready", looped over without being retries.
