@@ -244,60 +244,9 @@ pub(super) fn chain_inserts(e: &Expr) -> bool {
     }
 }
 
-/// The HTTP method an arm of a `match` makes a request with, or names: the verb method it
-/// calls (`session.post(url)`, `Request::get(..)`), or the method constant it gives
-/// (`reqwest::Method::POST`). HTTP's methods, not vocabulary.
-fn arm_verb(e: &Expr) -> Option<String> {
-    let _guard = crate::analysis::limits::enter();
-    let verb = |name: &str| {
-        let lower = name.to_ascii_lowercase();
-        matches!(
-            lower.as_str(),
-            "get" | "post" | "put" | "delete" | "head" | "patch" | "options"
-        )
-        .then_some(lower)
-    };
-    match e {
-        Expr::MethodCall(m) => verb(&m.method.to_string()).or_else(|| arm_verb(&m.receiver)),
-        Expr::Call(c) => names::callee_path(&c.func)
-            .and_then(names::last)
-            .and_then(|l| verb(&l)),
-        Expr::Path(p) => p
-            .path
-            .segments
-            .last()
-            .map(|s| s.ident.to_string())
-            .filter(|n| n.chars().all(|c| c.is_ascii_uppercase()))
-            .and_then(|n| verb(&n)),
-        Expr::Block(b) => match b.block.stmts.as_slice() {
-            [syn::Stmt::Expr(e, None)] => arm_verb(e),
-            _ => None,
-        },
-        Expr::Try(t) => arm_verb(&t.expr),
-        Expr::Await(a) => arm_verb(&a.base),
-        _ => None,
-    }
-}
-
-/// A `match` whose arms pick the HTTP method (a GET arm, a POST arm, ..): the code sends
-/// whatever method its caller hands it, so a write there is the caller's (as a transport's
-/// or a middleware's is), not this code's.
-fn verb_dispatch(m: &syn::ExprMatch) -> bool {
-    let verbs: HashSet<String> = m.arms.iter().filter_map(|a| arm_verb(&a.body)).collect();
-    verbs.len() >= 2
-}
-
 impl<'a> Visit<'a> for AttemptVisitor<'a, '_> {
     fn visit_expr(&mut self, e: &'a Expr) {
         let _guard = crate::analysis::limits::enter();
-        if let Expr::Match(m) = e {
-            if verb_dispatch(m) {
-                let before = self.writes.len();
-                syn::visit::visit_expr(self, e);
-                self.writes.truncate(before);
-                return;
-            }
-        }
         match e {
             Expr::MethodCall(m) => {
                 let name = m.method.to_string();
