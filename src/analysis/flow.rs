@@ -974,12 +974,26 @@ impl<'a, 'c> Flow<'a, 'c> {
         made.all(|(_, other)| other == name).then_some(init)
     }
 
+    /// Whether a value tested by `is_ok()`/`is_err()` is an awaited timeout (`timeout(d,
+    /// token.cancelled()).await`, or the one `let` that bound it): the test says whether the
+    /// future finished in time, not whether an attempt succeeded.
+    fn elapsed_only(&self, tested: &'a Expr) -> bool {
+        let scope = self.status.file;
+        scope.awaited_timeout(tested).is_some()
+            || self
+                .op_call_of(tested)
+                .is_some_and(|made| scope.awaited_timeout(made).is_some())
+    }
+
     /// The operation tested by a condition: `if let Err(e) = op()`, `if op().is_ok()`.
     fn cond_op_of(&self, cond: &Expr) -> Option<String> {
         let _guard = crate::analysis::limits::enter();
         match cond {
             Expr::Let(l) => pat_outcome(&l.pat).and_then(|_| self.op_of(&l.expr)),
             Expr::MethodCall(m) if m.method == "is_ok" || m.method == "is_err" => {
+                if self.elapsed_only(&m.receiver) {
+                    return None;
+                }
                 self.op_of(&m.receiver)
             }
             Expr::Unary(u) => self.cond_op_of(&u.expr),
@@ -1773,6 +1787,14 @@ impl<'a, 'c> Flow<'a, 'c> {
                 if mc.method == "eq" && mc.args.len() == 1 && is_probe_reply(&mc.args[0]) =>
             {
                 CondInfo::outcome(Outcome::Success)
+            }
+            // `if timeout(d, token.cancelled()).await.is_ok() { break }`: whether the future
+            // finished in time, no attempt's outcome.
+            Expr::MethodCall(mc)
+                if (mc.method == "is_ok" || mc.method == "is_err")
+                    && self.elapsed_only(&mc.receiver) =>
+            {
+                CondInfo::outcome(Outcome::Neutral)
             }
             Expr::MethodCall(mc) => {
                 let name = mc.method.to_string();

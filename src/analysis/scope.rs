@@ -333,6 +333,24 @@ impl<'a> FileScope<'a> {
             || Extensions::matches(&self.ext.timeouts, full)
     }
 
+    /// The call of an awaited timeout (`timeout(d, fut).await`, in parentheses or not).
+    #[must_use]
+    pub fn awaited_timeout<'e>(&self, e: &'e Expr) -> Option<&'e syn::ExprCall> {
+        match e {
+            Expr::Paren(p) => self.awaited_timeout(&p.expr),
+            Expr::Await(a) => match &*a.base {
+                Expr::Call(c)
+                    if names::callee_path(&c.func)
+                        .is_some_and(|p| self.is_timeout(&self.resolve(p))) =>
+                {
+                    Some(c)
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
     /// Whether an awaited method resolves only after a wait of its own (`trx.on_error(e)`).
     #[must_use]
     pub fn is_wait_handler(&self, name: &str) -> bool {

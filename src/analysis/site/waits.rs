@@ -791,21 +791,75 @@ impl<'a> SleepFinder<'a, '_> {
                 self.dropped_timeout(&m.receiver)
             }
             Expr::Paren(p) => self.dropped_timeout(&p.expr),
-            Expr::Await(a) => match &*a.base {
-                call @ Expr::Call(c)
-                    if names::callee_path(&c.func)
-                        .is_some_and(|p| self.scope.is_timeout(&self.scope.resolve(p))) =>
-                {
-                    Some((call, c))
-                }
-                _ => None,
-            },
+            Expr::Await(a) => self.scope.awaited_timeout(e).map(|c| (&*a.base, c)),
             _ => None,
         }
     }
 }
 
+/// Whether the statements after a `let` read its binding only to ask whether the timeout it
+/// holds elapsed (`let r = timeout(d, token.cancelled()).await; if r.is_ok() { return }`), and
+/// read it at least once.
+fn read_only_for_elapsed(rest: &[syn::Stmt], name: &syn::Ident) -> bool {
+    struct Uses<'n> {
+        name: &'n syn::Ident,
+        all: usize,
+        elapsed: usize,
+    }
+    impl<'v> Visit<'v> for Uses<'_> {
+        fn visit_expr(&mut self, e: &'v Expr) {
+            let _guard = crate::analysis::limits::enter();
+            if let Expr::MethodCall(m) = e {
+                if (m.method == "is_ok" || m.method == "is_err")
+                    && matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident(self.name))
+                {
+                    self.elapsed += 1;
+                }
+            }
+            syn::visit::visit_expr(self, e);
+        }
+        fn visit_path(&mut self, p: &'v syn::Path) {
+            if p.is_ident(self.name) {
+                self.all += 1;
+            }
+        }
+        fn visit_item(&mut self, _: &'v syn::Item) {}
+    }
+    let mut uses = Uses {
+        name,
+        all: 0,
+        elapsed: 0,
+    };
+    for st in rest {
+        uses.visit_stmt(st);
+    }
+    uses.all > 0 && uses.all == uses.elapsed
+}
+
 impl<'a> Visit<'a> for SleepFinder<'a, '_> {
+    // `let r = timeout(d, token.cancelled()).await; if r.is_ok() { return }`: a timeout tested
+    // only for whether it elapsed is a wait of up to `d`, cut short by the future, not an
+    // attempt (its outcome says whether the future finished in time).
+    fn visit_block(&mut self, b: &'a Block) {
+        let _guard = crate::analysis::limits::enter();
+        for (i, st) in b.stmts.iter().enumerate() {
+            if let syn::Stmt::Local(l) = st {
+                if let (syn::Pat::Ident(id), Some(init)) = (&l.pat, &l.init) {
+                    if let Some(c) = self.scope.awaited_timeout(&init.expr) {
+                        if read_only_for_elapsed(&b.stmts[i + 1..], &id.ident) {
+                            self.sleeps.push((&init.expr, c.args.first(), false));
+                            for a in &c.args {
+                                self.visit_expr(a);
+                            }
+                            continue;
+                        }
+                    }
+                }
+            }
+            self.visit_stmt(st);
+        }
+    }
+
     // `tokio::time::sleep(d);` or `let _ = sleep(d);`: a future made and dropped unpolled waits
     // nothing (what it is given is still code of the loop).
     fn visit_stmt(&mut self, st: &'a syn::Stmt) {
@@ -876,6 +930,18 @@ impl<'a> Visit<'a> for SleepFinder<'a, '_> {
                 if let Some((call, t)) = self.dropped_timeout(e) {
                     self.sleeps.push((call, t.args.first(), false));
                     for a in &t.args {
+                        self.visit_expr(a);
+                    }
+                }
+            }
+            // `if timeout(d, token.cancelled()).await.is_ok() { break }`: the same wait.
+            Expr::MethodCall(m)
+                if (m.method == "is_ok" || m.method == "is_err")
+                    && self.scope.awaited_timeout(&m.receiver).is_some() =>
+            {
+                if let Some(c) = self.scope.awaited_timeout(&m.receiver) {
+                    self.sleeps.push((&m.receiver, c.args.first(), false));
+                    for a in &c.args {
                         self.visit_expr(a);
                     }
                 }
