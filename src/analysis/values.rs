@@ -608,6 +608,61 @@ fn picks_smaller(i: &syn::ExprIf) -> bool {
     }
 }
 
+/// Whether a function's body returns early the limit a value was found to exceed
+/// (`if duration > max { return Some(max) }`, in an `if let` chain or not): what it returns is
+/// capped (evidence.md #6: a cap is a cap whatever form it takes).
+fn returns_ceiling(body: &syn::Block) -> bool {
+    struct Ceiling(bool);
+    /// The side a comparison says is the smaller when it holds (`d > max`: `max`).
+    fn limits(cond: &Expr, out: &mut Vec<String>) {
+        match cond {
+            Expr::Binary(b) if matches!(b.op, BinOp::And(_)) => {
+                limits(&b.left, out);
+                limits(&b.right, out);
+            }
+            Expr::Paren(p) => limits(&p.expr, out),
+            Expr::Binary(b) => {
+                let side = match b.op {
+                    BinOp::Gt(_) | BinOp::Ge(_) => &*b.right,
+                    BinOp::Lt(_) | BinOp::Le(_) => &*b.left,
+                    _ => return,
+                };
+                let side = match side {
+                    Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => &*u.expr,
+                    e => e,
+                };
+                if let Some(k) = place_key(side) {
+                    out.push(k);
+                }
+            }
+            _ => {}
+        }
+    }
+    impl<'v> Visit<'v> for Ceiling {
+        fn visit_expr_if(&mut self, i: &'v syn::ExprIf) {
+            let _guard = crate::analysis::limits::enter();
+            let mut keys = Vec::new();
+            limits(&i.cond, &mut keys);
+            if !keys.is_empty() {
+                let returned = match i.then_branch.stmts.as_slice() {
+                    [syn::Stmt::Expr(Expr::Return(r), _)] => r.expr.as_deref(),
+                    _ => None,
+                };
+                if returned.is_some_and(|e| keys.iter().any(|k| mentions(e, k))) {
+                    self.0 = true;
+                }
+            }
+            syn::visit::visit_expr_if(self, i);
+        }
+        fn visit_expr_closure(&mut self, _: &'v syn::ExprClosure) {}
+        fn visit_item(&mut self, _: &'v syn::Item) {}
+    }
+    let _guard = crate::analysis::limits::enter();
+    let mut c = Ceiling(false);
+    c.visit_block(body);
+    c.0
+}
+
 /// Whether a method chain reads the part of std's clock below a second: a `SystemTime::now()`
 /// or `Instant::now()` in it, and a `Duration` accessor of that part (`subsec_nanos`,
 /// `subsec_micros`, `subsec_millis`), or of the whole since `UNIX_EPOCH` in nanoseconds or
@@ -1112,9 +1167,22 @@ impl<'a> ValueCx<'a, '_> {
                 }
             }
             Mutation::Assign(rhs) => {
-                let refs_self = mentions(rhs, key);
+                // `self.current = next` where `if let Some(next) =
+                // self.current.checked_mul(self.base)`: the value a name was bound to, as
+                // written in place of the name.
+                let bound: Vec<&Expr> = match rhs {
+                    Expr::Path(p) => p
+                        .path
+                        .get_ident()
+                        .and_then(|i| self.locals.lets.get(&i.to_string()))
+                        .cloned()
+                        .unwrap_or_default(),
+                    _ => Vec::new(),
+                };
+                let grows_from_self =
+                    |e: &Expr| mentions(e, key) && (grows_expr(e) || self.grows_through_call(e));
                 let r = self.taint_in(rhs, seen, d);
-                if refs_self && (grows_expr(rhs) || self.grows_through_call(rhs)) {
+                if grows_from_self(rhs) || bound.iter().any(|e| grows_from_self(e)) {
                     Taint { growth: true, ..r }
                 } else {
                     r
@@ -1447,6 +1515,9 @@ impl<'a> ValueCx<'a, '_> {
             .map(|e| inner.taint(e))
             .collect();
         let mut t = branches(&returned);
+        if returns_ceiling(f.block) {
+            t.capped = true;
+        }
         // A helper whose name says it jitters does so even if we cannot see how.
         if self.file.is_random(name) {
             t.random = true;
