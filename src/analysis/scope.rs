@@ -336,6 +336,7 @@ impl<'a> FileScope<'a> {
     /// The call of an awaited timeout (`timeout(d, fut).await`, in parentheses or not).
     #[must_use]
     pub fn awaited_timeout<'e>(&self, e: &'e Expr) -> Option<&'e syn::ExprCall> {
+        let _guard = crate::analysis::limits::enter();
         match e {
             Expr::Paren(p) => self.awaited_timeout(&p.expr),
             Expr::Await(a) => match &*a.base {

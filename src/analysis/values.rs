@@ -615,6 +615,7 @@ fn returns_ceiling(body: &syn::Block) -> bool {
     struct Ceiling(bool);
     /// The side a comparison says is the smaller when it holds (`d > max`: `max`).
     fn limits(cond: &Expr, out: &mut Vec<String>) {
+        let _guard = crate::analysis::limits::enter();
         match cond {
             Expr::Binary(b) if matches!(b.op, BinOp::And(_)) => {
                 limits(&b.left, out);
