@@ -854,6 +854,14 @@ impl<'a, 'c> Flow<'a, 'c> {
                 if is_call(&t.expr) {
                     for s in states.iter_mut().filter(|s| s.outcome.may_fail()) {
                         s.unread_exit = true;
+                        // `retry.into_duration(attempt)?` with `Err(retry)` bound: the error is
+                        // handed to a call that may leave on it, so the call tells errors
+                        // apart (which ones go round is the callee's, unknown here).
+                        if Self::state_mentions_err(s, &t.expr)
+                            || Self::state_mentions_derived(s, &t.expr)
+                        {
+                            s.inspected = true;
+                        }
                     }
                 }
                 // `attempts.checked_sub(1).ok_or(Error::GaveUp)?` leaves when the count runs out.
@@ -2190,6 +2198,16 @@ fn is_err_value(e: &Expr) -> bool {
     match e {
         Expr::Call(c) => matches!(&*c.func, Expr::Path(p) if p.path.is_ident("Err")),
         Expr::Paren(p) => is_err_value(&p.expr),
+        // `Err(e).with_context(..)`: adapters of std, anyhow and eyre that keep an `Err` one
+        // (API, not vocabulary).
+        Expr::MethodCall(m)
+            if matches!(
+                m.method.to_string().as_str(),
+                "map_err" | "context" | "with_context" | "wrap_err" | "wrap_err_with"
+            ) =>
+        {
+            is_err_value(&m.receiver)
+        }
         _ => false,
     }
 }
