@@ -146,6 +146,8 @@ lists! {
         StatusAccessors = "status-accessors", status_accessors;
         /// Crates whose growing backoff strategies are jittered by default.
         JitteredCrates = "jittered-crates", jittered_crates;
+        /// Crates whose growing backoff strategies cap their waits by default.
+        CappedCrates = "capped-crates", capped_crates;
         /// Methods that ask a backoff strategy object for its next wait.
         NextWaitMethods = "next-wait-methods", next_wait_methods;
         /// Functions of retry crates that run an operation again after any error it returns (no

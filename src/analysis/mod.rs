@@ -70,6 +70,8 @@ pub struct Extensions {
     pub status_accessors: Vec<String>,
     /// Crates whose growing backoff strategies are jittered by default.
     pub jittered_crates: Vec<String>,
+    /// Crates whose growing backoff strategies cap their waits by default.
+    pub capped_crates: Vec<String>,
     /// Methods that ask a backoff strategy object for its next wait.
     pub next_wait_methods: Vec<String>,
     /// Functions that run an operation again after any error it returns.
@@ -122,6 +124,7 @@ impl Extensions {
             L::KeyMacros => &self.key_macros,
             L::StatusAccessors => &self.status_accessors,
             L::JitteredCrates => &self.jittered_crates,
+            L::CappedCrates => &self.capped_crates,
             L::NextWaitMethods => &self.next_wait_methods,
             L::EveryErrorRunners => &self.every_error_runners,
             L::AgainValues => &self.again_values,
@@ -156,6 +159,7 @@ impl Extensions {
             L::KeyMacros => &mut self.key_macros,
             L::StatusAccessors => &mut self.status_accessors,
             L::JitteredCrates => &mut self.jittered_crates,
+            L::CappedCrates => &mut self.capped_crates,
             L::NextWaitMethods => &mut self.next_wait_methods,
             L::EveryErrorRunners => &mut self.every_error_runners,
             L::AgainValues => &mut self.again_values,

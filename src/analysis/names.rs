@@ -409,6 +409,8 @@ pub struct StrategyType {
     pub growing: bool,
     /// The crate randomises its waits unless told not to (`backoff`'s randomization factor).
     pub jittered: bool,
+    /// The crate caps its growing waits unless told not to (`backoff`'s 60 s `max_interval`).
+    pub capped: bool,
 }
 
 /// The strategy type a resolved constructor path builds, if it names one of an external crate:
@@ -437,6 +439,7 @@ pub fn strategy_type(full: &[String]) -> Option<StrategyType> {
         growing,
         jittered: decorrelated
             || (growing && known::builtin().name(List::JitteredCrates, &full[0])),
+        capped: growing && known::builtin().name(List::CappedCrates, &full[0]),
     })
 }
 

@@ -502,7 +502,8 @@ impl<'a> FileScope<'a> {
     }
 
     /// The strategy type a resolved constructor path builds, if it names one of an external
-    /// crate (see [`names::strategy_type`]); a team's `jittered-crates` jitter by default too.
+    /// crate (see [`names::strategy_type`]); a team's `jittered-crates` jitter by default too,
+    /// and its `capped-crates` cap their waits.
     #[must_use]
     pub fn strategy_type(&self, full: &[String]) -> Option<names::StrategyType> {
         let mut st = names::strategy_type(full)?;
@@ -510,6 +511,11 @@ impl<'a> FileScope<'a> {
             st.jittered = full
                 .first()
                 .is_some_and(|c| self.ext.jittered_crates.iter().any(|j| j == c));
+        }
+        if st.growing && !st.capped {
+            st.capped = full
+                .first()
+                .is_some_and(|c| self.ext.capped_crates.iter().any(|j| j == c));
         }
         Some(st)
     }

@@ -1404,6 +1404,7 @@ impl<'a> ValueCx<'a, '_> {
                 strategy: true,
                 growth: st.growing,
                 random: st.jittered,
+                capped: st.capped,
                 // A constant strategy waits its argument; a growing one, what it is set to.
                 ..if st.growing { Taint::default() } else { args }
             };
