@@ -307,6 +307,8 @@ pub struct LoopFacts<'a> {
     /// exit tests on one (`if seconds > 64 { return .. }`) is reached after a number of passes
     /// as surely as a counter's.
     pub grown: HashSet<String>,
+    /// What each name a `let` of the body binds is bound to (`let next = attempt + 1;`).
+    bound: HashMap<String, Vec<&'a Expr>>,
 }
 
 impl<'a> LoopFacts<'a> {
@@ -322,12 +324,30 @@ impl<'a> LoopFacts<'a> {
 
     /// Marks as counters the places stepped by one (`x += 1`, `x = x - 1`), and as grown
     /// those multiplied by a constant each pass (`seconds *= 2`, `x <<= 1`).
+    ///
+    /// A place assigned a name bound once in the body (`let next = attempt + 1; attempt =
+    /// next;`) steps as what the name was bound to does: the value, written in place of the name.
     pub fn recount(&mut self) {
         for (k, muts) in &self.mutations {
-            if muts.iter().any(|m| is_geometric_step(k, *m)) {
+            let steps: Vec<Mutation<'a>> = muts
+                .iter()
+                .map(|m| match m {
+                    Mutation::Assign(Expr::Path(p)) => p
+                        .path
+                        .get_ident()
+                        .and_then(|i| self.bound.get(&i.to_string()))
+                        .and_then(|v| match v.as_slice() {
+                            [one] => Some(Mutation::Assign(one)),
+                            _ => None,
+                        })
+                        .unwrap_or(*m),
+                    _ => *m,
+                })
+                .collect();
+            if steps.iter().any(|m| is_geometric_step(k, *m)) {
                 self.grown.insert(k.clone());
             }
-            if muts.iter().any(|m| is_count_step(k, *m)) {
+            if steps.iter().any(|m| is_count_step(k, *m)) {
                 self.counters.insert(k.clone());
             }
         }
@@ -429,6 +449,17 @@ fn is_count_step(key: &str, m: Mutation<'_>) -> bool {
 }
 
 impl<'a> Visit<'a> for LoopFacts<'a> {
+    fn visit_local(&mut self, node: &'a syn::Local) {
+        let _guard = crate::analysis::limits::enter();
+        if let (Pat::Ident(i), Some(init)) = (&node.pat, &node.init) {
+            self.bound
+                .entry(i.ident.to_string())
+                .or_default()
+                .push(&init.expr);
+        }
+        syn::visit::visit_local(self, node);
+    }
+
     fn visit_expr_assign(&mut self, node: &'a syn::ExprAssign) {
         let _guard = crate::analysis::limits::enter();
         if let Some(k) = place_key(&node.left) {
