@@ -1779,23 +1779,6 @@ impl<'a, 'c> Flow<'a, 'c> {
             {
                 CondInfo::outcome(Outcome::Failure)
             }
-            // `if reply == "PONG"`, `rez.eq("PONG")`: a probe's one right answer; any other
-            // answer is a failure of the probe (a broken connection), not a state to wait out.
-            Expr::Binary(b)
-                if matches!(b.op, syn::BinOp::Eq(_) | syn::BinOp::Ne(_))
-                    && (is_probe_reply(&b.left) || is_probe_reply(&b.right)) =>
-            {
-                CondInfo::outcome(if matches!(b.op, syn::BinOp::Eq(_)) {
-                    Outcome::Success
-                } else {
-                    Outcome::Failure
-                })
-            }
-            Expr::MethodCall(mc)
-                if mc.method == "eq" && mc.args.len() == 1 && is_probe_reply(&mc.args[0]) =>
-            {
-                CondInfo::outcome(Outcome::Success)
-            }
             // `if timeout(d, token.cancelled()).await.is_ok() { break }`: whether the future
             // finished in time, no attempt's outcome.
             Expr::MethodCall(mc)
@@ -1856,19 +1839,6 @@ impl<'a, 'c> Flow<'a, 'c> {
         }
         info.readiness |= readiness;
         info
-    }
-}
-
-/// The answer a liveness probe expects (`"PONG"` to a `PING`).
-fn is_probe_reply(e: &Expr) -> bool {
-    let _guard = crate::analysis::limits::enter();
-    match e {
-        Expr::Lit(l) => {
-            matches!(&l.lit, syn::Lit::Str(s) if s.value().eq_ignore_ascii_case("pong"))
-        }
-        Expr::Reference(r) => is_probe_reply(&r.expr),
-        Expr::Paren(p) => is_probe_reply(&p.expr),
-        _ => false,
     }
 }
 
