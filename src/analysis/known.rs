@@ -183,6 +183,9 @@ lists! {
         LocalEndpoints = "local-endpoints", local_endpoints;
         /// Modules of in-process channels: their values and errors hand work over in memory.
         InProcessChannels = "in-process-channels", in_process_channels;
+        /// Modules of embedded stores (a database in this process, on this machine's files):
+        /// their operations ask no service.
+        LocalStores = "local-stores", local_stores;
     }
     // Vocabulary (`models/vocabulary.toml`): words of project code's names, each list read by
     // one predicate of `names.rs` (which says how it is matched: a whole name, a word of it, a

@@ -98,6 +98,8 @@ pub struct Extensions {
     pub local_endpoints: Vec<String>,
     /// Modules of in-process channels (a value or error of one reaches no service).
     pub in_process_channels: Vec<String>,
+    /// Modules of embedded stores (a database kept in this process's files).
+    pub local_stores: Vec<String>,
     /// Retry crates' policies (`[[extend.policies]]`), tried before the built-in ones.
     pub policies: Vec<policy_model::PolicyModel>,
     /// Words added to the vocabulary lists (`models/vocabulary.toml`: `retry-words`,
@@ -138,6 +140,7 @@ impl Extensions {
             L::CompliantRetries => &self.compliant_retries,
             L::LocalEndpoints => &self.local_endpoints,
             L::InProcessChannels => &self.in_process_channels,
+            L::LocalStores => &self.local_stores,
             _ => self.vocabulary.get(&list).map_or(&[], Vec::as_slice),
         }
     }
@@ -173,6 +176,7 @@ impl Extensions {
             L::CompliantRetries => &mut self.compliant_retries,
             L::LocalEndpoints => &mut self.local_endpoints,
             L::InProcessChannels => &mut self.in_process_channels,
+            L::LocalStores => &mut self.local_stores,
             _ => self.vocabulary.entry(list).or_default(),
         }
     }

@@ -404,12 +404,28 @@ impl<'a> FileScope<'a> {
         known::builtin()
             .module(List::InProcessChannels, full)
             .is_some()
-            || self.ext.in_process_channels.iter().any(|m| {
-                let segs: Vec<&str> = m.split("::").filter(|s| !s.is_empty()).collect();
-                !segs.is_empty()
-                    && full.len() > segs.len()
-                    && full.iter().zip(&segs).all(|(a, b)| a == b)
-            })
+            || in_module(&self.ext.in_process_channels, full)
+    }
+
+    /// Whether a resolved path is in a module of an embedded store (`local-stores` of the
+    /// models, or a team's): `rocksdb::DB::open`, `rusqlite::Connection`.
+    #[must_use]
+    pub fn is_local_store(&self, full: &[String]) -> bool {
+        known::builtin().module(List::LocalStores, full).is_some()
+            || in_module(&self.ext.local_stores, full)
+    }
+
+    /// Whether a value made by `origin` (a resolved constructor's or type's path, as
+    /// [`Receivers::origin`](super::site) gives it) reaches only this machine: a local endpoint's
+    /// type or constructor (`tokio::net::UnixDatagram::unbound`), or an embedded store's.
+    #[must_use]
+    pub fn made_locally(&self, origin: &[String]) -> bool {
+        // A type's path names the store's module, or an item inside it.
+        let mut inside = origin.to_vec();
+        inside.push(String::new());
+        self.is_local_store(&inside)
+            || self.is_local_endpoint(origin)
+            || (origin.len() >= 2 && self.is_local_endpoint(&origin[..origin.len() - 1]))
     }
 
     /// `full` when it is a path of another crate (see [`FileScope::crate_of`]).
@@ -963,4 +979,13 @@ impl<'a> Visit<'a> for FileScope<'a> {
     }
 
     // Local items inside function bodies are visited too (the default walk reaches them).
+}
+
+/// Whether a resolved path lies inside one of a team's modules (`tokio::sync::mpsc` holds
+/// `tokio::sync::mpsc::Sender`), as `[extend]` lists them.
+fn in_module(modules: &[String], full: &[String]) -> bool {
+    modules.iter().any(|m| {
+        let segs: Vec<&str> = m.split("::").filter(|s| !s.is_empty()).collect();
+        !segs.is_empty() && full.len() > segs.len() && full.iter().zip(&segs).all(|(a, b)| a == b)
+    })
 }

@@ -187,13 +187,14 @@ pub(super) fn is_blind(result: &FlowResult, body: &Block) -> bool {
 /// its error was inspected. The request is told by its call (see [`names::remote_request`]), or
 /// by the body of a function of this file it calls (`self.get_balance(..)` sending an RPC).
 ///
-/// A call that fails on transport only (reqwest's `send()`: a 4xx is an `Ok(Response)`) is not
-/// such a request: retrying each of its errors retries no client error (see [`Receivers`]).
+/// A call that fails on transport only (reqwest's `send()`: a 4xx is an `Ok(Response)`), or
+/// that reaches only this machine (an embedded store, a Unix-domain socket), is not such a
+/// request: retrying each of its errors retries no client error (see [`Receivers`]).
 pub(super) fn unclassified(
     result: &FlowResult,
     index: &LineIndex<'_>,
     scope: &FileScope<'_>,
-    transport_only: &[Span],
+    no_client_errors: &[Span],
 ) -> Option<crate::analysis::Unclassified> {
     let _guard = crate::analysis::limits::enter();
     if result.classifying_exit || result.reads_verdict {
@@ -210,7 +211,7 @@ pub(super) fn unclassified(
     let mut found = None;
     for op in failing.iter().filter_map(|c| c.op.as_deref()) {
         for (name, span) in result.tested_calls.iter().filter(|(n, _)| n == op) {
-            if transport_only.contains(span) {
+            if no_client_errors.contains(span) {
                 continue;
             }
             let remote = names::remote_request(name, index.text(*span)).or_else(|| {
@@ -281,7 +282,10 @@ impl<'ast> Visit<'ast> for RemoteCall<'ast, '_> {
         if self.found.is_some() {
             return;
         }
-        if self.receivers.is_some_and(|rx| rx.transport_only(e)) {
+        if self
+            .receivers
+            .is_some_and(|rx| rx.transport_only(e) || rx.local_call(e))
+        {
             match e {
                 Expr::MethodCall(m) => m.args.iter().for_each(|a| self.visit_expr(a)),
                 Expr::Call(c) => c.args.iter().for_each(|a| self.visit_expr(a)),
@@ -515,6 +519,52 @@ impl Receivers<'_, '_> {
 }
 
 impl Receivers<'_, '_> {
+    /// The spans of the operations in `root` that reach only this machine, with their `.await`:
+    /// a method called on a value a local endpoint or an embedded store made (`db.put(..)` where
+    /// `db` is a field of type `rocksdb::DB`, `socket.connect(path)` where `socket` is bound to
+    /// `tokio::net::UnixDatagram::unbound()`), or such a type's function
+    /// (`rocksdb::DB::open(..)`). Where an operation goes is a fact of its type (evidence.md #9).
+    pub(super) fn local_calls(&self, root: Root<'_>, index: &LineIndex<'_>) -> Vec<Span> {
+        root.spans(index, |e, out| {
+            if self.local_call(e) {
+                out.push(e);
+            }
+        })
+    }
+
+    /// Whether a call reaches only this machine (see [`Receivers::local_calls`]).
+    pub(super) fn local_call(&self, e: &Expr) -> bool {
+        match e {
+            Expr::MethodCall(m) => self
+                .origin(&m.receiver, 0)
+                .is_some_and(|o| self.scope.made_locally(&o)),
+            Expr::Call(c) => match &*c.func {
+                Expr::Path(p) => {
+                    let full = self.scope.resolve(&p.path);
+                    self.scope.crate_of(&full).is_some() && self.scope.made_locally(&full)
+                }
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+
+    /// The tested calls of `r` that reach only this machine: each holds one of
+    /// [`Receivers::local_calls`] (`match socket.connect(path).map_err(Error::Io)`).
+    pub(super) fn local_tested(
+        &self,
+        r: &FlowResult,
+        root: Root<'_>,
+        index: &LineIndex<'_>,
+    ) -> Vec<Span> {
+        let local = self.local_calls(root, index);
+        r.tested_calls
+            .iter()
+            .map(|(_, at)| *at)
+            .filter(|at| local.iter().any(|s| at.start <= s.start && s.end <= at.end))
+            .collect()
+    }
+
     /// The spans of the operations in `root` that hand work over an in-process channel: a call
     /// on a value a channel module made (`tx.send(job)` where `tx` comes from `mpsc::channel(8)`
     /// or is a field of type `mpsc::Sender<Job>`), or the expression a failure pattern naming a

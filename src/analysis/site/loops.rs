@@ -322,8 +322,9 @@ impl<'a> Builder<'a, '_> {
         let unclassified = if policy_decides {
             None
         } else {
-            let transport = receivers.transport_only_calls(Root::Expr(l), self.index);
-            unclassified(&result, self.index, self.scope, &transport)
+            let mut quiet = receivers.transport_only_calls(Root::Expr(l), self.index);
+            quiet.extend(receivers.local_tested(&result, Root::Expr(l), self.index));
+            unclassified(&result, self.index, self.scope, &quiet)
         };
         // A path that found the attempts used up goes round only when nothing else ends the
         // loop (a `for` range, a `while` on the counter would).
@@ -483,8 +484,9 @@ impl<'a> Builder<'a, '_> {
                 .owner
                 .and_then(|o| self.scope.field_paths.get(&o.to_string())),
         };
-        let transport = receivers.transport_only_calls(Root::Block(f.block), self.index);
-        let unclassified = unclassified(&result, self.index, self.scope, &transport);
+        let mut quiet = receivers.transport_only_calls(Root::Block(f.block), self.index);
+        quiet.extend(receivers.local_tested(&result, Root::Block(f.block), self.index));
+        let unclassified = unclassified(&result, self.index, self.scope, &quiet);
         let has_keys = !keys.is_empty();
         Some(RetrySite {
             blind,
