@@ -40,7 +40,6 @@ const UNPROVEN_VOCABULARY: &[&str] = &[
     "key-names",
     "jittered-strategy-words",
     "attempts-left-checks",
-    "failing-macros",
     "error-names",
     "random-file-words",
     "clock-checks",

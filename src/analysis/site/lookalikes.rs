@@ -1688,3 +1688,159 @@ pub(super) fn returns_its_connection(sig: &syn::Signature, r: &FlowResult) -> bo
     let mut ops = r.tested_ops().peekable();
     !fallible && ops.peek().is_some() && ops.all(names::is_connect_operation)
 }
+
+/// A loop that leaves as soon as a probe answers and keeps nothing of the answer: every
+/// operation it tests asks whether something is up (a `ping`, a health or readiness check, or a
+/// connection made by a constructor, `TcpStream::connect(addr)`, that is then dropped), and
+/// every test of it looks only at whether it succeeded (`.is_ok()`, `.is_err()`, `Ok(_)`,
+/// `Err(e)`, `let Err(e) = .. else { break }`). Nothing it asked for is used: the loop waited
+/// for the other side to come up, it repeated no request (evidence.md #3). A `connect` method
+/// of a value (`self.connect()`, `socket.connect(path)`) is not such a probe: it may keep the
+/// connection in its receiver, and going round until it succeeds reconnects.
+pub(super) fn drops_probe_answers(l: &Expr, r: &FlowResult, index: &LineIndex<'_>) -> bool {
+    /// What a test of an operation's result keeps of its `Ok`.
+    #[derive(Clone, Copy, PartialEq)]
+    enum Use {
+        Dropped,
+        Kept,
+    }
+    fn strip(e: &Expr) -> &Expr {
+        match e {
+            Expr::Await(a) => strip(&a.base),
+            Expr::Paren(p) => strip(&p.expr),
+            _ => e,
+        }
+    }
+    /// What a pattern the result is matched against keeps of its `Ok`.
+    fn of_pattern(p: &syn::Pat) -> Option<Use> {
+        let syn::Pat::TupleStruct(t) = p else {
+            return None;
+        };
+        let dropped = |q: &syn::Pat| match q {
+            syn::Pat::Wild(_) => true,
+            syn::Pat::Ident(i) => i.ident.to_string().starts_with('_'),
+            _ => false,
+        };
+        if t.path.is_ident("Err") {
+            Some(Use::Dropped)
+        } else if t.path.is_ident("Ok") {
+            Some(if t.elems.len() == 1 && t.elems.iter().all(dropped) {
+                Use::Dropped
+            } else {
+                Use::Kept
+            })
+        } else {
+            None
+        }
+    }
+    struct Probed<'i, 'a> {
+        index: &'i LineIndex<'a>,
+        /// The expression tested, and what its test keeps.
+        tests: Vec<(Span, Use)>,
+        /// Every expression of the loop by its span, to find the tested calls.
+        calls: Vec<(Span, &'i Expr)>,
+    }
+    impl<'ast: 'i, 'i> Visit<'ast> for Probed<'i, '_> {
+        fn visit_expr(&mut self, e: &'ast Expr) {
+            let _guard = crate::analysis::limits::enter();
+            let at = self.index.of(e);
+            if matches!(e, Expr::MethodCall(_) | Expr::Call(_) | Expr::Await(_)) {
+                self.calls.push((at, e));
+            }
+            match e {
+                Expr::MethodCall(m)
+                    if m.args.is_empty()
+                        && matches!(m.method.to_string().as_str(), "is_ok" | "is_err") =>
+                {
+                    self.tests
+                        .push((self.index.of(strip(&m.receiver)), Use::Dropped));
+                }
+                Expr::Let(le) => {
+                    let u = of_pattern(&le.pat).unwrap_or(Use::Kept);
+                    self.tests.push((self.index.of(strip(&le.expr)), u));
+                }
+                Expr::Match(m) => {
+                    let mut u = None;
+                    for arm in &m.arms {
+                        // An arm that binds the whole result keeps it (`result => return result`).
+                        let whole = matches!(&arm.pat, syn::Pat::Ident(i)
+                            if !i.ident.to_string().starts_with('_'));
+                        match of_pattern(&arm.pat).or(whole.then_some(Use::Kept)) {
+                            Some(Use::Kept) => u = Some(Use::Kept),
+                            Some(Use::Dropped) if u.is_none() => u = Some(Use::Dropped),
+                            _ => {}
+                        }
+                    }
+                    self.tests
+                        .push((self.index.of(strip(&m.expr)), u.unwrap_or(Use::Kept)));
+                }
+                _ => {}
+            }
+            syn::visit::visit_expr(self, e);
+        }
+        fn visit_local(&mut self, local: &'ast syn::Local) {
+            if let Some(init) = &local.init {
+                let u = if init.diverge.is_some() {
+                    of_pattern(&local.pat).unwrap_or(Use::Kept)
+                } else {
+                    Use::Kept
+                };
+                self.tests.push((self.index.of(strip(&init.expr)), u));
+            }
+            syn::visit::visit_local(self, local);
+        }
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    /// Whether a call asks whether something is up: a method or function of its chain is named
+    /// as a probe, a connection counting only when a constructor makes it.
+    fn probes(e: &Expr) -> bool {
+        let _guard = crate::analysis::limits::enter();
+        match e {
+            Expr::Await(a) => probes(&a.base),
+            Expr::Paren(p) => probes(&p.expr),
+            Expr::MethodCall(m) => {
+                let n = m.method.to_string();
+                (names::is_probe_operation(&n) && !names::is_connect_operation(&n))
+                    || probes(&m.receiver)
+            }
+            Expr::Call(c) => names::callee_path(&c.func)
+                .and_then(names::last)
+                .is_some_and(|n| names::is_probe_operation(&n)),
+            _ => false,
+        }
+    }
+    if !r.success_exit {
+        return false;
+    }
+    let mut v = Probed {
+        index,
+        tests: Vec::new(),
+        calls: Vec::new(),
+    };
+    v.visit_expr(l);
+    // The operation a `while` repeats is the one its condition tests.
+    let mut subjects: Vec<Span> = r.tested_calls.iter().map(|(_, at)| *at).collect();
+    if let Expr::While(w) = l {
+        let mut cond = Probed {
+            index,
+            tests: Vec::new(),
+            calls: Vec::new(),
+        };
+        cond.visit_expr(&w.cond);
+        subjects.extend(cond.tests.iter().map(|(at, _)| *at));
+    }
+    !subjects.is_empty()
+        && subjects.iter().all(|at| {
+            let call = v.calls.iter().find(|(s, _)| s == at).map(|(_, e)| *e);
+            let tests: Vec<Use> = v
+                .tests
+                .iter()
+                // The test's subject holds the call, or is the call without its `.await`.
+                .filter(|(s, _)| s.start <= at.start && (at.end <= s.end || s.start == at.start))
+                .map(|(_, u)| *u)
+                .collect();
+            call.is_some_and(probes)
+                && !tests.is_empty()
+                && tests.iter().all(|u| *u == Use::Dropped)
+        })
+}

@@ -125,6 +125,11 @@ impl<'a> Builder<'a, '_> {
         if started_at.iter().any(|at| *at < head.start) && is_readiness_probe(l, &result) {
             return None;
         }
+        // Probing until something answers, keeping nothing of the answer, waits for it to come
+        // up: no request is repeated.
+        if drops_probe_answers(l, &result, self.index) {
+            return None;
+        }
         // The operation a `while` repeats is the one its condition tests: a receive that
         // finds nothing keeps a ticker or a watchdog going until a message arrives.
         if let Expr::While(w) = l {
