@@ -164,9 +164,9 @@ fn a_new_defect_is_reported_alone() {
     let dir = recorded();
     edit(dir.path(), |text| {
         format!(
-            "{text}\nfn ping(host: &Host) -> bool {{\n    for _ in 0..3 {{\n        \
-             if host.ping().is_ok() {{ return true; }}\n        \
-             sleep(Duration::from_secs(2));\n    }}\n    false\n}}\n"
+            "{text}\nfn page(host: &Host) -> Option<Page> {{\n    for _ in 0..3 {{\n        \
+             if let Ok(p) = host.fetch_page() {{ return Some(p); }}\n        \
+             sleep(Duration::from_secs(2));\n    }}\n    None\n}}\n"
         )
     });
     let run = with_baseline(dir.path());

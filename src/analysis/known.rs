@@ -186,6 +186,8 @@ lists! {
         /// Modules of embedded stores (a database in this process, on this machine's files):
         /// their operations ask no service.
         LocalStores = "local-stores", local_stores;
+        /// Modules of terminal prompts and dialogs: a loop calling one asks a person.
+        PromptCrates = "prompt-crates", prompt_crates;
     }
     // Vocabulary (`models/vocabulary.toml`): words of project code's names, each list read by
     // one predicate of `names.rs` (which says how it is matched: a whole name, a word of it, a

@@ -100,6 +100,8 @@ pub struct Extensions {
     pub in_process_channels: Vec<String>,
     /// Modules of embedded stores (a database kept in this process's files).
     pub local_stores: Vec<String>,
+    /// Modules of terminal prompts and dialogs (a loop calling one asks a person).
+    pub prompt_crates: Vec<String>,
     /// Retry crates' policies (`[[extend.policies]]`), tried before the built-in ones.
     pub policies: Vec<policy_model::PolicyModel>,
     /// Words added to the vocabulary lists (`models/vocabulary.toml`: `retry-words`,
@@ -141,6 +143,7 @@ impl Extensions {
             L::LocalEndpoints => &self.local_endpoints,
             L::InProcessChannels => &self.in_process_channels,
             L::LocalStores => &self.local_stores,
+            L::PromptCrates => &self.prompt_crates,
             _ => self.vocabulary.get(&list).map_or(&[], Vec::as_slice),
         }
     }
@@ -177,6 +180,7 @@ impl Extensions {
             L::LocalEndpoints => &mut self.local_endpoints,
             L::InProcessChannels => &mut self.in_process_channels,
             L::LocalStores => &mut self.local_stores,
+            L::PromptCrates => &mut self.prompt_crates,
             _ => self.vocabulary.entry(list).or_default(),
         }
     }

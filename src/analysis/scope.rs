@@ -415,6 +415,19 @@ impl<'a> FileScope<'a> {
             || in_module(&self.ext.local_stores, full)
     }
 
+    /// Whether a resolved path is a terminal prompt's or dialog's (`prompt-crates` of the
+    /// models, or a team's): inside one of their modules, or the module's function itself
+    /// (`std::io::stdin`).
+    #[must_use]
+    pub fn is_prompt(&self, full: &[String]) -> bool {
+        let mut inside = full.to_vec();
+        inside.push(String::new());
+        known::builtin()
+            .module(List::PromptCrates, &inside)
+            .is_some()
+            || in_module(&self.ext.prompt_crates, &inside)
+    }
+
     /// Whether a value made by `origin` (a resolved constructor's or type's path, as
     /// [`Receivers::origin`](super::site) gives it) reaches only this machine: a local endpoint's
     /// type or constructor (`tokio::net::UnixDatagram::unbound`), or an embedded store's.

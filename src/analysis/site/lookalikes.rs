@@ -1705,6 +1705,7 @@ pub(super) fn drops_probe_answers(l: &Expr, r: &FlowResult, index: &LineIndex<'_
         Kept,
     }
     fn strip(e: &Expr) -> &Expr {
+        let _guard = crate::analysis::limits::enter();
         match e {
             Expr::Await(a) => strip(&a.base),
             Expr::Paren(p) => strip(&p.expr),
@@ -1779,6 +1780,7 @@ pub(super) fn drops_probe_answers(l: &Expr, r: &FlowResult, index: &LineIndex<'_
             syn::visit::visit_expr(self, e);
         }
         fn visit_local(&mut self, local: &'ast syn::Local) {
+            let _guard = crate::analysis::limits::enter();
             if let Some(init) = &local.init {
                 let u = if init.diverge.is_some() {
                     of_pattern(&local.pat).unwrap_or(Use::Kept)
@@ -1843,4 +1845,77 @@ pub(super) fn drops_probe_answers(l: &Expr, r: &FlowResult, index: &LineIndex<'_
                 && !tests.is_empty()
                 && tests.iter().all(|u| *u == Use::Dropped)
         })
+}
+
+/// Whether a loop asks a person on its way round: its body (or a function of the crate it calls,
+/// one level deep) calls a terminal prompt or dialog (a function or type of the models'
+/// `prompt-crates`, resolved through `use`: `requestty::prompt_one(..)`,
+/// `dialoguer::Input::new()`, `std::io::stdin()`). What it repeats is then repeated at a
+/// person's choice ("Retry?"), or with the input the person gives again (a password typed
+/// anew): an interactive re-prompt, not a retry (evidence.md #3).
+pub(super) fn asks_a_person(body: &Block, receivers: &Receivers<'_, '_>) -> bool {
+    struct Ask<'s, 'r> {
+        receivers: &'s Receivers<'r, 'r>,
+        scope: &'s FileScope<'r>,
+        depth: usize,
+        found: bool,
+    }
+    impl<'ast> Visit<'ast> for Ask<'_, '_> {
+        fn visit_expr(&mut self, e: &'ast Expr) {
+            let _guard = crate::analysis::limits::enter();
+            if self.found {
+                return;
+            }
+            let callee = match e {
+                Expr::Call(c) => match &*c.func {
+                    Expr::Path(p) => {
+                        let full = self.scope.resolve(&p.path);
+                        if self.scope.crate_of(&full).is_some() && self.scope.is_prompt(&full) {
+                            self.found = true;
+                            return;
+                        }
+                        p.path
+                            .get_ident()
+                            .map(|i| (i.to_string(), crate::analysis::Via::Free))
+                    }
+                    _ => None,
+                },
+                Expr::MethodCall(m) if matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self")) => {
+                    Some((m.method.to_string(), crate::analysis::Via::Method))
+                }
+                // A method of a value a prompt crate made (`editor.readline(..)` where `editor`
+                // is bound to `rustyline::DefaultEditor::new()`), read in the loop's function.
+                Expr::MethodCall(m)
+                    if self.depth == 0
+                        && self
+                            .receivers
+                            .origin(&m.receiver, 0)
+                            .is_some_and(|o| self.scope.is_prompt(&o)) =>
+                {
+                    self.found = true;
+                    return;
+                }
+                _ => None,
+            };
+            if let Some((name, via)) = callee {
+                if self.depth == 0 && self.scope.defines_fn(&name) {
+                    if let Some(f) = self.scope.function_via(&name, Some(&via)) {
+                        self.depth += 1;
+                        self.visit_block(f.block);
+                        self.depth -= 1;
+                    }
+                }
+            }
+            syn::visit::visit_expr(self, e);
+        }
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    let mut ask = Ask {
+        receivers,
+        scope: receivers.scope,
+        depth: 0,
+        found: false,
+    };
+    ask.visit_block(body);
+    ask.found
 }

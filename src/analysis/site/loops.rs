@@ -151,6 +151,11 @@ impl<'a> Builder<'a, '_> {
             scope: self.scope,
             fields: owner.and_then(|o| self.scope.field_paths.get(&o.to_string())),
         };
+        // A loop that asks a person on its way round repeats at their choice or with their new
+        // input: an interactive re-prompt.
+        if asks_a_person(body, &receivers) {
+            return None;
+        }
         let channel = receivers.channel_calls(Root::Expr(l), self.index);
         if !result.tested_calls.is_empty()
             && result
