@@ -420,8 +420,7 @@ impl<'a> FileScope<'a> {
     /// (`std::io::stdin`).
     #[must_use]
     pub fn is_prompt(&self, full: &[String]) -> bool {
-        let mut inside = full.to_vec();
-        inside.push(String::new());
+        let inside = within(full);
         known::builtin()
             .module(List::PromptCrates, &inside)
             .is_some()
@@ -434,9 +433,7 @@ impl<'a> FileScope<'a> {
     #[must_use]
     pub fn made_locally(&self, origin: &[String]) -> bool {
         // A type's path names the store's module, or an item inside it.
-        let mut inside = origin.to_vec();
-        inside.push(String::new());
-        self.is_local_store(&inside)
+        self.is_local_store(&within(origin))
             || self.is_local_endpoint(origin)
             || (origin.len() >= 2 && self.is_local_endpoint(&origin[..origin.len() - 1]))
     }
@@ -1001,4 +998,13 @@ fn in_module(modules: &[String], full: &[String]) -> bool {
         let segs: Vec<&str> = m.split("::").filter(|s| !s.is_empty()).collect();
         !segs.is_empty() && full.len() > segs.len() && full.iter().zip(&segs).all(|(a, b)| a == b)
     })
+}
+
+/// A path one segment deeper than `full`, so that a module test (`module` of the models, which
+/// wants an item inside the module) also accepts the module's own path (`std::io::stdin`,
+/// `rusqlite::Connection` for the module `rusqlite`).
+fn within(full: &[String]) -> Vec<String> {
+    let mut inside = full.to_vec();
+    inside.push(String::new());
+    inside
 }

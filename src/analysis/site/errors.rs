@@ -519,20 +519,11 @@ impl Receivers<'_, '_> {
 }
 
 impl Receivers<'_, '_> {
-    /// The spans of the operations in `root` that reach only this machine, with their `.await`:
-    /// a method called on a value a local endpoint or an embedded store made (`db.put(..)` where
-    /// `db` is a field of type `rocksdb::DB`, `socket.connect(path)` where `socket` is bound to
-    /// `tokio::net::UnixDatagram::unbound()`), or such a type's function
-    /// (`rocksdb::DB::open(..)`). Where an operation goes is a fact of its type (evidence.md #9).
-    pub(super) fn local_calls(&self, root: Root<'_>, index: &LineIndex<'_>) -> Vec<Span> {
-        root.spans(index, |e, out| {
-            if self.local_call(e) {
-                out.push(e);
-            }
-        })
-    }
-
-    /// Whether a call reaches only this machine (see [`Receivers::local_calls`]).
+    /// Whether a call reaches only this machine: a method called on a value a local endpoint or
+    /// an embedded store made (`db.put(..)` where `db` is a field of type `rocksdb::DB`,
+    /// `socket.connect(path)` where `socket` is bound to `tokio::net::UnixDatagram::unbound()`),
+    /// or such a type's function (`rocksdb::DB::open(..)`). Where an operation goes is a fact of
+    /// its type (evidence.md #9).
     pub(super) fn local_call(&self, e: &Expr) -> bool {
         match e {
             Expr::MethodCall(m) => self
@@ -549,20 +540,35 @@ impl Receivers<'_, '_> {
         }
     }
 
-    /// The tested calls of `r` that reach only this machine: each holds one of
-    /// [`Receivers::local_calls`] (`match socket.connect(path).map_err(Error::Io)`).
+    /// The tested calls of `r` that reach only this machine: the call, or one of the calls its
+    /// value is made from through receivers (`match socket.connect(path).map_err(Error::Io)`),
+    /// is a [`Receivers::local_call`]. A local call among the arguments does not count:
+    /// `client.post(url).body(db.get(key)?)` still goes to the client's service.
     pub(super) fn local_tested(
         &self,
         r: &FlowResult,
         root: Root<'_>,
         index: &LineIndex<'_>,
     ) -> Vec<Span> {
-        let local = self.local_calls(root, index);
-        r.tested_calls
-            .iter()
-            .map(|(_, at)| *at)
-            .filter(|at| local.iter().any(|s| at.start <= s.start && s.end <= at.end))
-            .collect()
+        let tested: Vec<Span> = r.tested_calls.iter().map(|(_, at)| *at).collect();
+        root.spans(index, |e, out| {
+            if tested.contains(&index.of(e)) && self.reaches_locally(e) {
+                out.push(e);
+            }
+        })
+    }
+
+    /// Whether a call, or a call of its receiver chain, reaches only this machine.
+    fn reaches_locally(&self, e: &Expr) -> bool {
+        let _guard = crate::analysis::limits::enter();
+        match e {
+            Expr::Await(a) => self.reaches_locally(&a.base),
+            Expr::Paren(p) => self.reaches_locally(&p.expr),
+            Expr::Try(t) => self.reaches_locally(&t.expr),
+            Expr::MethodCall(m) => self.local_call(e) || self.reaches_locally(&m.receiver),
+            Expr::Call(_) => self.local_call(e),
+            _ => false,
+        }
     }
 
     /// The spans of the operations in `root` that hand work over an in-process channel: a call

@@ -1858,6 +1858,9 @@ pub(super) fn asks_a_person(body: &Block, receivers: &Receivers<'_, '_>) -> bool
         receivers: &'s Receivers<'r, 'r>,
         scope: &'s FileScope<'r>,
         depth: usize,
+        /// Walking a function of another file: its `use`s are not this file's, so only a path
+        /// written in full names a crate.
+        elsewhere: bool,
         found: bool,
     }
     impl<'ast> Visit<'ast> for Ask<'_, '_> {
@@ -1869,7 +1872,11 @@ pub(super) fn asks_a_person(body: &Block, receivers: &Receivers<'_, '_>) -> bool
             let callee = match e {
                 Expr::Call(c) => match &*c.func {
                     Expr::Path(p) => {
-                        let full = self.scope.resolve(&p.path);
+                        let full = if self.elsewhere {
+                            names::segments(&p.path)
+                        } else {
+                            self.scope.resolve(&p.path)
+                        };
                         if self.scope.crate_of(&full).is_some() && self.scope.is_prompt(&full) {
                             self.found = true;
                             return;
@@ -1901,7 +1908,9 @@ pub(super) fn asks_a_person(body: &Block, receivers: &Receivers<'_, '_>) -> bool
                 if self.depth == 0 && self.scope.defines_fn(&name) {
                     if let Some(f) = self.scope.function_via(&name, Some(&via)) {
                         self.depth += 1;
+                        self.elsewhere = !self.scope.fns.contains_key(&name);
                         self.visit_block(f.block);
+                        self.elsewhere = false;
                         self.depth -= 1;
                     }
                 }
@@ -1914,6 +1923,7 @@ pub(super) fn asks_a_person(body: &Block, receivers: &Receivers<'_, '_>) -> bool
         receivers,
         scope: receivers.scope,
         depth: 0,
+        elsewhere: false,
         found: false,
     };
     ask.visit_block(body);
