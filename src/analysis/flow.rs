@@ -1350,16 +1350,27 @@ impl<'a, 'c> Flow<'a, 'c> {
         let mut seen_result_pattern = false;
         let mut remaining = StatusSet::all();
         // `match delays.next() { Some(d) => .., None => return Err(e) }`: a schedule.
-        // `match policy.decide(attempt)`: a decision that is handed the attempt counter.
+        // `match policy.decide(attempt)`: a decision that is handed the attempt counter, at
+        // any call of the chain (`WAITS.get(attempt).copied()`).
         let scrutinee_bound = self
             .bound_kind_of(&m.expr)
             .filter(|k| *k == BoundKind::Schedule)
             .or_else(|| {
-                let call_args: Vec<&Expr> = match &*m.expr {
-                    Expr::MethodCall(mc) => mc.args.iter().collect(),
-                    Expr::Call(c) => c.args.iter().collect(),
-                    _ => Vec::new(),
-                };
+                let mut call_args: Vec<&Expr> = Vec::new();
+                let mut link = &*m.expr;
+                loop {
+                    match link {
+                        Expr::MethodCall(mc) => {
+                            call_args.extend(mc.args.iter());
+                            link = &mc.receiver;
+                        }
+                        Expr::Call(c) => {
+                            call_args.extend(c.args.iter());
+                            break;
+                        }
+                        _ => break,
+                    }
+                }
                 call_args
                     .iter()
                     .any(|a| self.facts.counters.iter().any(|c| mentions(a, c)))

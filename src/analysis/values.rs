@@ -307,6 +307,10 @@ pub struct LoopFacts<'a> {
     /// exit tests on one (`if seconds > 64 { return .. }`) is reached after a number of passes
     /// as surely as a counter's.
     pub grown: HashSet<String>,
+    /// Places set back to a limit whenever they pass it (`if i > 300 { i = 300 }`, `if delay >
+    /// limit { delay = limit; }`): whatever else they are assigned, they never exceed it
+    /// (evidence.md #6: a cap is a cap whatever form it takes).
+    pub clamped: HashSet<String>,
     /// What each name a `let` of the body binds is bound to (`let next = attempt + 1;`).
     bound: HashMap<String, Vec<&'a Expr>>,
 }
@@ -494,7 +498,39 @@ impl<'a> Visit<'a> for LoopFacts<'a> {
         syn::visit::visit_expr_binary(self, node);
     }
 
+    fn visit_expr_if(&mut self, node: &'a syn::ExprIf) {
+        let _guard = crate::analysis::limits::enter();
+        if let Some(k) = clamp_target(node) {
+            self.clamped.insert(k);
+        }
+        syn::visit::visit_expr_if(self, node);
+    }
+
     fn visit_item(&mut self, _: &'a syn::Item) {}
+}
+
+/// The place an `if` sets back to the limit its condition found it above: `if x > e { x = e }`
+/// (`>=`, or written `e < x`), with no `else` and nothing else in the branch.
+fn clamp_target(i: &syn::ExprIf) -> Option<String> {
+    let _guard = crate::analysis::limits::enter();
+    if i.else_branch.is_some() {
+        return None;
+    }
+    let Expr::Binary(b) = &*i.cond else {
+        return None;
+    };
+    let (above, limit) = match b.op {
+        BinOp::Gt(_) | BinOp::Ge(_) => (&*b.left, &*b.right),
+        BinOp::Lt(_) | BinOp::Le(_) => (&*b.right, &*b.left),
+        _ => return None,
+    };
+    let key = place_key(above)?;
+    let [syn::Stmt::Expr(Expr::Assign(a), _)] = i.then_branch.stmts.as_slice() else {
+        return None;
+    };
+    (place_key(&a.left).as_deref() == Some(key.as_str())
+        && names::text(&a.right) == names::text(limit))
+    .then_some(key)
 }
 
 fn is_compound(op: BinOp) -> bool {
@@ -1169,6 +1205,9 @@ impl<'a> ValueCx<'a, '_> {
             });
         } else {
             t = t.union(init).union(other).union(from_server);
+        }
+        if self.facts.clamped.contains(key) {
+            t.capped = true;
         }
         let last = key.rsplit(['.', ':']).next().unwrap_or(key);
         if names::is_server_delay_name(last) {
