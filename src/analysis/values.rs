@@ -1131,8 +1131,28 @@ impl<'a> ValueCx<'a, '_> {
                     Taint::default()
                 }
             }
-            None => Taint::default(),
+            None => self.taint_fn_value(path, seen, d).unwrap_or_default(),
         }
+    }
+
+    /// A function of the workspace handed as a value (`.map(Instance::backoff_duration)`): what
+    /// the function returns, read as a call of it would be; past the depth the analysis reads,
+    /// unknown (evidence.md #7: a wait or jitter the analysis cannot see is not "none"). A path
+    /// whose last segment is not a function's name (a type, a variant, a constant), or a
+    /// function of another crate (`Duration::from_secs`), adds nothing.
+    fn taint_fn_value(
+        &self,
+        path: &syn::Path,
+        seen: &mut HashSet<String>,
+        d: usize,
+    ) -> Option<Taint> {
+        let _guard = crate::analysis::limits::enter();
+        let last = names::last(path)?;
+        if !last.starts_with(|c: char| c.is_ascii_lowercase() || c == '_') {
+            return None;
+        }
+        let via = self.file.via_of(path);
+        self.follow(&last, &via, &[], seen, d)
     }
 
     /// Taint of a named place (`delay`, `self.delay`). `seen` holds the places being evaluated
@@ -1416,7 +1436,20 @@ impl<'a> ValueCx<'a, '_> {
             };
         }
         if is_transparent_method(&name) {
-            return both;
+            // `.map(Instance::backoff_duration)`: the function handed over decides what comes
+            // out; one that cannot be read leaves it unknown, whatever went in.
+            let applied = m.args.iter().find_map(|a| match a {
+                Expr::Path(p) if p.qself.is_none() => self.taint_fn_value(&p.path, seen, d),
+                _ => None,
+            });
+            return match applied {
+                Some(t) if t.opaque => Taint::opaque(),
+                Some(t) => t.union(Taint {
+                    opaque: false,
+                    ..recv
+                }),
+                None => both,
+            };
         }
         // self.delay_for(attempt): a method of this file is followed one level.
         let args_v = m.args.iter().collect::<Vec<_>>();

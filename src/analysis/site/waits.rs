@@ -593,13 +593,44 @@ pub(super) fn awaits_before_attempt(body: &Block, ops: &[&str]) -> Vec<String> {
     struct Awaits {
         names: Vec<String>,
     }
+    impl Awaits {
+        fn push(&mut self, awaited: &Expr) {
+            let _guard = crate::analysis::limits::enter();
+            if let Some(name) = crate::analysis::flow::operation_name(awaited) {
+                self.names.push(name);
+            }
+        }
+        /// The awaits that end the blocks of a statement whose value is dropped.
+        fn tails(&mut self, e: &Expr) {
+            let _guard = crate::analysis::limits::enter();
+            let mut tail = |b: &syn::Block| match b.stmts.last() {
+                Some(syn::Stmt::Expr(Expr::Await(a), None)) => self.push(&a.base),
+                Some(syn::Stmt::Expr(inner @ (Expr::If(_) | Expr::Block(_)), None)) => {
+                    self.tails(inner);
+                }
+                _ => {}
+            };
+            match e {
+                Expr::If(i) => {
+                    tail(&i.then_branch);
+                    if let Some((_, els)) = &i.else_branch {
+                        self.tails(els);
+                    }
+                }
+                Expr::Block(b) => tail(&b.block),
+                _ => {}
+            }
+        }
+    }
     impl<'v> Visit<'v> for Awaits {
         fn visit_stmt(&mut self, st: &'v syn::Stmt) {
             let _guard = crate::analysis::limits::enter();
-            if let syn::Stmt::Expr(Expr::Await(a), Some(_)) = st {
-                if let Some(name) = crate::analysis::flow::operation_name(&a.base) {
-                    self.names.push(name);
-                }
+            match st {
+                syn::Stmt::Expr(Expr::Await(a), Some(_)) => self.push(&a.base),
+                // `if attempt > 0 { backoff(attempt).await }`: a statement's value is dropped,
+                // and so is the value of the block that ends it.
+                syn::Stmt::Expr(e @ (Expr::If(_) | Expr::Block(_)), _) => self.tails(e),
+                _ => {}
             }
             syn::visit::visit_stmt(self, st);
         }
