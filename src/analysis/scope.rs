@@ -96,6 +96,15 @@ impl<'a> LocalFn<'a> {
     }
 }
 
+/// Where a module's or a function's braces open and close: (line, column) of each.
+type Region = ((usize, usize), (usize, usize));
+
+fn region(braces: &proc_macro2::extra::DelimSpan) -> Region {
+    let whole = braces.join();
+    let (a, b) = (whole.start(), whole.end());
+    ((a.line, a.column), (b.line, b.column))
+}
+
 /// File-wide facts.
 #[derive(Default)]
 pub struct FileScope<'a> {
@@ -118,6 +127,13 @@ pub struct FileScope<'a> {
     following: RefCell<Vec<usize>>,
     /// While visiting: the type of the `impl` (or the trait) being visited.
     owner: Option<&'a syn::Ident>,
+    /// While visiting: the inline modules and function bodies that enclose the item, as the
+    /// (line, column) of their braces.
+    enclosing: Vec<Region>,
+    /// The names the file's root imports (see [`FileScope::bind_use`]).
+    root_uses: std::collections::HashSet<String>,
+    /// The `use`s of inline modules and function bodies, with where each holds.
+    scoped_uses: Vec<(Region, HashMap<String, Vec<String>>)>,
     /// The fields of the file's structs and their types' names (`client: Arc<StoreClient>` →
     /// `StoreClient`: through `Arc`, `Box`, `Rc`, `Mutex`, `RwLock` and the like).
     pub struct_fields: HashMap<String, HashMap<String, String>>,
@@ -239,7 +255,19 @@ impl<'a> FileScope<'a> {
     /// The full path of `path` after `use` resolution of its first segment.
     #[must_use]
     pub fn resolve(&self, path: &syn::Path) -> Vec<String> {
-        self.resolve_owned(names::segments(path))
+        let segs = names::segments(path);
+        if let Some(full) = path
+            .segments
+            .first()
+            .and_then(|f| self.scoped_use(&f.ident))
+        {
+            return full
+                .iter()
+                .cloned()
+                .chain(segs.into_iter().skip(1))
+                .collect();
+        }
+        self.resolve_owned(segs)
     }
 
     /// [`FileScope::resolve`] for a path given as its segments (a path read from a macro's
@@ -290,7 +318,10 @@ impl<'a> FileScope<'a> {
             return name;
         }
         // A single segment may be a renamed import (`use tryhard::retry_fn as again;`).
-        match self.uses.get(&name) {
+        match self
+            .scoped_use(&last.ident)
+            .or_else(|| self.uses.get(&name))
+        {
             Some(full) => full.last().cloned().unwrap_or_default(),
             None => name,
         }
@@ -835,12 +866,12 @@ impl<'a> FileScope<'a> {
                 let name = n.ident.to_string();
                 if name == "self" {
                     if let Some(last) = prefix.last() {
-                        self.uses.insert(last.clone(), prefix.clone());
+                        self.bind_use(last.clone(), prefix.clone());
                     }
                 } else {
                     let mut full = prefix.clone();
                     full.push(name.clone());
-                    self.uses.insert(name, full);
+                    self.bind_use(name, full);
                 }
             }
             UseTree::Rename(r) => {
@@ -848,7 +879,7 @@ impl<'a> FileScope<'a> {
                 if r.ident != "self" {
                     full.push(r.ident.to_string());
                 }
-                self.uses.insert(r.rename.to_string(), full);
+                self.bind_use(r.rename.to_string(), full);
             }
             UseTree::Group(g) => {
                 for t in &g.items {
@@ -858,13 +889,62 @@ impl<'a> FileScope<'a> {
             UseTree::Glob(_) => self.globs.push(prefix.clone()),
         }
     }
+
+    /// Names `name` as `full` for the file's paths, as Rust scopes a `use`: one of the file's
+    /// root for the whole file; one inside an inline module or a function body (a test
+    /// module's `use std::thread::sleep`) for the paths written there, which
+    /// [`FileScope::resolve`] finds by where they are. A name read without a place (from a
+    /// macro's tokens) takes the root's import, else the first other one.
+    fn bind_use(&mut self, name: String, full: Vec<String>) {
+        let Some(here) = self.enclosing.last().copied() else {
+            self.root_uses.insert(name.clone());
+            self.uses.insert(name, full);
+            return;
+        };
+        match self.scoped_uses.iter_mut().find(|(r, _)| *r == here) {
+            Some((_, names)) => {
+                names.insert(name.clone(), full.clone());
+            }
+            None => self
+                .scoped_uses
+                .push((here, HashMap::from([(name.clone(), full.clone())]))),
+        }
+        if !self.root_uses.contains(&name) {
+            self.uses.entry(name).or_insert(full);
+        }
+    }
+
+    /// What the innermost module or function body around `ident` that imports a name `ident`
+    /// names it (`None`: the file's root decides).
+    fn scoped_use(&self, ident: &syn::Ident) -> Option<&Vec<String>> {
+        if self.scoped_uses.is_empty() {
+            return None;
+        }
+        let start = ident.span().start();
+        let at = (start.line, start.column);
+        let name = ident.to_string();
+        self.scoped_uses
+            .iter()
+            .filter(|((from, to), _)| *from <= at && at <= *to)
+            .filter_map(|((from, _), names)| Some((*from, names.get(&name)?)))
+            .max_by_key(|(from, _)| *from)
+            .map(|(_, full)| full)
+    }
 }
 
 impl<'a> Visit<'a> for FileScope<'a> {
     fn visit_item_mod(&mut self, node: &'a syn::ItemMod) {
         let _guard = crate::analysis::limits::enter();
         self.mods.insert(node.ident.to_string());
+        let inline = node
+            .content
+            .as_ref()
+            .map(|(braces, _)| region(&braces.span));
+        self.enclosing.extend(inline);
         syn::visit::visit_item_mod(self, node);
+        if inline.is_some() {
+            self.enclosing.pop();
+        }
     }
 
     fn visit_item_use(&mut self, node: &'a ItemUse) {
@@ -908,7 +988,9 @@ impl<'a> Visit<'a> for FileScope<'a> {
                 owner: None,
             });
         let owner = self.owner.take();
+        self.enclosing.push(region(&node.block.brace_token.span));
         syn::visit::visit_item_fn(self, node);
+        self.enclosing.pop();
         self.owner = owner;
     }
 
@@ -961,7 +1043,9 @@ impl<'a> Visit<'a> for FileScope<'a> {
                 attrs: &node.attrs,
                 owner: self.owner,
             });
+        self.enclosing.push(region(&node.block.brace_token.span));
         syn::visit::visit_impl_item_fn(self, node);
+        self.enclosing.pop();
     }
 
     fn visit_trait_item_fn(&mut self, node: &'a syn::TraitItemFn) {
@@ -977,7 +1061,12 @@ impl<'a> Visit<'a> for FileScope<'a> {
                     owner: self.owner,
                 });
         }
+        let body = node.default.as_ref().map(|b| region(&b.brace_token.span));
+        self.enclosing.extend(body);
         syn::visit::visit_trait_item_fn(self, node);
+        if body.is_some() {
+            self.enclosing.pop();
+        }
     }
 
     fn visit_path(&mut self, p: &'a syn::Path) {
