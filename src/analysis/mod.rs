@@ -381,6 +381,9 @@ pub struct RetrySite {
     pub paced_inside: bool,
     /// The site makes at most two attempts, by a literal range (`for attempt in 0..2`).
     pub second_try_only: bool,
+    /// Where the last operation an attempt tests ends (a loop's): a write made after it, on the
+    /// way round, is not the attempt's (see [`RetrySite::writes`]).
+    pub attempt_end: Option<usize>,
     /// The attempt limit is a parameter or a field: what the crate passes there by default
     /// decides whether the loop goes round at all ([`crate::analysis::crate_values`]).
     pub limit_from: Option<LimitFrom>,
@@ -516,6 +519,7 @@ impl RetrySite {
             unpaced: None,
             paced_inside: false,
             second_try_only: false,
+            attempt_end: None,
             limit_from: None,
             longest_by_limit: Vec::new(),
             delay_from: None,

@@ -376,6 +376,28 @@ impl<'a> Builder<'a, '_> {
             })
         };
         let has_keys = !keys.is_empty();
+        // The write a failure may have applied is the attempt's: one the round makes only
+        // after every operation it tests, on its way round (a clean-up: `self.stop().await`
+        // once `self.start()` failed), is not what the retry resends.
+        // A `while` whose condition makes the attempt (`while let Err(e) = self.start().await`)
+        // runs its body only after a failure.
+        let last_test = result
+            .tested_calls
+            .iter()
+            .map(|(_, at)| at.end)
+            .max()
+            .or(match l {
+                Expr::While(w) if matches!(&*w.cond, Expr::Let(_) | Expr::MethodCall(_)) => {
+                    Some(self.index.of(&*w.cond).end)
+                }
+                _ => None,
+            });
+        let writes: Vec<_> = per_attempt
+            .writes
+            .iter()
+            .copied()
+            .filter(|w| last_test.is_none_or(|end| w.start <= end))
+            .collect();
         Some(RetrySite {
             blind,
             unclassified,
@@ -387,6 +409,7 @@ impl<'a> Builder<'a, '_> {
             unpaced,
             paced_inside,
             second_try_only,
+            attempt_end: last_test,
             limit_from: None,
             longest_by_limit,
             delay_from: None,
@@ -403,7 +426,7 @@ impl<'a> Builder<'a, '_> {
             function: String::new(),
             policy: None,
             reads_retry_after: per_attempt.reads_retry_after,
-            writes: per_attempt.writes,
+            writes,
             sends_key: per_attempt.sends_key || has_keys,
             calls: per_attempt.calls,
         })
@@ -507,6 +530,7 @@ impl<'a> Builder<'a, '_> {
             unpaced: None,
             paced_inside: false,
             second_try_only: spends_flag,
+            attempt_end: None,
             limit_from: None,
             longest_by_limit: Vec::new(),
             delay_from: None,
