@@ -381,9 +381,10 @@ pub struct RetrySite {
     pub paced_inside: bool,
     /// The site makes at most two attempts, by a literal range (`for attempt in 0..2`).
     pub second_try_only: bool,
-    /// Where the last operation an attempt tests ends (a loop's): a write made after it, on the
-    /// way round, is not the attempt's (see [`RetrySite::writes`]).
-    pub attempt_end: Option<usize>,
+    /// The statements a loop runs for their effect alone after every operation its attempt
+    /// tests, on its way round (a clean-up): a write made inside one is not the attempt's (see
+    /// [`RetrySite::writes`]).
+    pub cleanups: Vec<Span>,
     /// The attempt limit is a parameter or a field: what the crate passes there by default
     /// decides whether the loop goes round at all ([`crate::analysis::crate_values`]).
     pub limit_from: Option<LimitFrom>,
@@ -519,7 +520,7 @@ impl RetrySite {
             unpaced: None,
             paced_inside: false,
             second_try_only: false,
-            attempt_end: None,
+            cleanups: Vec::new(),
             limit_from: None,
             longest_by_limit: Vec::new(),
             delay_from: None,

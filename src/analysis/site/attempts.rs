@@ -348,3 +348,46 @@ impl<'a> Visit<'a> for AttemptVisitor<'a, '_> {
 
     fn visit_item(&mut self, _: &'a syn::Item) {}
 }
+
+/// The statements of a body (nested blocks included, not closures or items) run for their
+/// effect alone: a call whose value is dropped (`self.stop().await;`, `let _ = tx.send(m);`),
+/// not an assignment or a `let` that keeps what it gives.
+pub(super) fn effect_statements(body: &syn::Block, index: &LineIndex<'_>) -> Vec<Span> {
+    struct Effects<'i, 'a> {
+        index: &'i LineIndex<'a>,
+        found: Vec<Span>,
+    }
+    fn is_call(e: &Expr) -> bool {
+        let _guard = crate::analysis::limits::enter();
+        match e {
+            Expr::Await(a) => is_call(&a.base),
+            Expr::Try(t) => is_call(&t.expr),
+            Expr::Call(_) | Expr::MethodCall(_) => true,
+            _ => false,
+        }
+    }
+    impl<'v> Visit<'v> for Effects<'_, '_> {
+        fn visit_stmt(&mut self, st: &'v syn::Stmt) {
+            let _guard = crate::analysis::limits::enter();
+            match st {
+                syn::Stmt::Expr(e, Some(_)) if is_call(e) => self.found.push(self.index.of(st)),
+                syn::Stmt::Local(l)
+                    if matches!(l.pat, syn::Pat::Wild(_))
+                        && l.init.as_ref().is_some_and(|i| is_call(&i.expr)) =>
+                {
+                    self.found.push(self.index.of(st));
+                }
+                _ => {}
+            }
+            syn::visit::visit_stmt(self, st);
+        }
+        fn visit_expr_closure(&mut self, _: &'v syn::ExprClosure) {}
+        fn visit_item(&mut self, _: &'v syn::Item) {}
+    }
+    let mut v = Effects {
+        index,
+        found: Vec::new(),
+    };
+    v.visit_block(body);
+    v.found
+}

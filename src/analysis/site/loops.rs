@@ -376,11 +376,12 @@ impl<'a> Builder<'a, '_> {
             })
         };
         let has_keys = !keys.is_empty();
-        // The write a failure may have applied is the attempt's: one the round makes only
-        // after every operation it tests, on its way round (a clean-up: `self.stop().await`
-        // once `self.start()` failed), is not what the retry resends.
-        // A `while` whose condition makes the attempt (`while let Err(e) = self.start().await`)
-        // runs its body only after a failure.
+        // The write a failure may have applied is the attempt's: one made by a statement run
+        // for its effect alone after every operation the round tests, on its way round (a
+        // clean-up: `self.stop().await;` once `self.start()` failed), is not what the retry
+        // resends. A write whose value is kept (`sent = producer.send(..)`, tested next round)
+        // is the attempt's. A `while` whose condition makes the attempt (`while let Err(e) =
+        // self.start().await`) runs its body only after a failure.
         let last_test = result
             .tested_calls
             .iter()
@@ -392,11 +393,23 @@ impl<'a> Builder<'a, '_> {
                 }
                 _ => None,
             });
+        let cleanups: Vec<_> = last_test
+            .map(|end| {
+                effect_statements(body, self.index)
+                    .into_iter()
+                    .filter(|s| s.start > end)
+                    .collect()
+            })
+            .unwrap_or_default();
         let writes: Vec<_> = per_attempt
             .writes
             .iter()
             .copied()
-            .filter(|w| last_test.is_none_or(|end| w.start <= end))
+            .filter(|w| {
+                !cleanups
+                    .iter()
+                    .any(|c| c.start <= w.start && w.end <= c.end)
+            })
             .collect();
         Some(RetrySite {
             blind,
@@ -409,7 +422,7 @@ impl<'a> Builder<'a, '_> {
             unpaced,
             paced_inside,
             second_try_only,
-            attempt_end: last_test,
+            cleanups,
             limit_from: None,
             longest_by_limit,
             delay_from: None,
@@ -530,7 +543,7 @@ impl<'a> Builder<'a, '_> {
             unpaced: None,
             paced_inside: false,
             second_try_only: spends_flag,
-            attempt_end: None,
+            cleanups: Vec::new(),
             limit_from: None,
             longest_by_limit: Vec::new(),
             delay_from: None,

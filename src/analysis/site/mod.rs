@@ -501,7 +501,12 @@ impl<'a> Builder<'a, '_> {
                     .iter()
                     .filter(|c| matches!(&c.via, super::Via::Type(t) if t != "Self"))
                     .filter(|c| !site.writes.contains(&c.span))
-                    .filter(|c| site.attempt_end.is_none_or(|end| c.span.start <= end))
+                    .filter(|c| {
+                        !site
+                            .cleanups
+                            .iter()
+                            .any(|k| k.start <= c.span.start && c.span.end <= k.end)
+                    })
                     .filter(|c| {
                         let n = c.name.to_ascii_lowercase();
                         !n.contains("token") && !n.contains("login") && !n.contains("auth")
@@ -730,7 +735,7 @@ fn helper_site(head: Span, keys: Vec<super::PerAttemptKey>, facts: AttemptFacts)
         unpaced: None,
         paced_inside: false,
         second_try_only: false,
-        attempt_end: None,
+        cleanups: Vec::new(),
         limit_from: None,
         longest_by_limit: Vec::new(),
         delay_from: None,
