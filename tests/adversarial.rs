@@ -211,6 +211,60 @@ fn a_match_of_thousands_of_arms_in_a_retry_loop_is_analysed_not_skipped() {
 }
 
 #[test]
+fn a_helper_of_thousands_of_lines_called_by_many_retries_is_not_read_once_per_call() {
+    // A fuzzer's find: a function of thousands of lines (a `match` of thousands of arms) that
+    // a hundred retry loops call for their wait. Each call used to read the whole body again
+    // (seconds of analysis for a file that parses in a blink); the body is now too long to be
+    // read for its callers' facts, so its wait is unknown to them, and the file costs about what
+    // the same file costs with a one-arm helper. Compared within this run, not with a clock.
+    let dir = temp();
+    let file = |arms: usize| {
+        use std::fmt::Write as _;
+        let mut text = String::from(
+            "fn pause_for(attempt: u32) -> u64 {\n    match classify(attempt) {\n        Ok(v) => v,\n",
+        );
+        for i in 0..arms {
+            let _ = writeln!(text, "        Err(Error::Code({i})) => {i} as u64,");
+        }
+        text.push_str("        Err(_) => 1,\n    }\n}\n");
+        for i in 0..100 {
+            let _ = writeln!(
+                text,
+                "fn call_{i}() -> u32 {{\n    loop {{\n        match op() {{\n            \
+                 Ok(v) => return v,\n            Err(_) => std::thread::sleep(\
+                 std::time::Duration::from_millis(pause_for({i}))),\n        }}\n    }}\n}}"
+            );
+        }
+        text
+    };
+    write(dir.path(), "long.rs", file(8_000));
+    write(dir.path(), "short.rs", file(1));
+    let timed = |name: &str| {
+        let started = Instant::now();
+        let run = run(dir.path(), &["--format", "json", name]);
+        let took = started.elapsed();
+        assert_eq!(
+            skipped_lines(&run.stderr),
+            Vec::<&str>::new(),
+            "{}",
+            run.stderr
+        );
+        let unbounded = json_lines(&run.stdout)
+            .iter()
+            .filter(|f| f["rule"] == "RA001")
+            .count();
+        assert_eq!(unbounded, 100, "{name}: {}", run.stdout);
+        took
+    };
+    let short = timed("short.rs");
+    let long = timed("long.rs");
+    assert!(
+        long < short * 10 + Duration::from_secs(1),
+        "the long helper took {long:?}, the short one {short:?}"
+    );
+}
+
+#[test]
 fn a_hundred_bare_loops_around_a_retry_are_analysed_not_skipped() {
     // `loop { loop { .. } }` a hundred deep (a fuzzer's find, a small and shallow file): the
     // outer loops do nothing of their own, and judging each of them would read the retry inside

@@ -49,6 +49,11 @@ pub const BASE_WORK: u64 = 1_000_000;
 /// deepest of 17 098 real files measures 4 136.
 pub const MAX_SYNTAX_DEPTH: usize = 10_000;
 
+/// The longest function body, in lines, read for the facts of the sites that call it (see
+/// `FileScope::function_via`): each call reads it again, so a longer one is unknown to its
+/// callers rather than read once per call.
+pub const MAX_FOLLOWED_LINES: usize = 2_000;
+
 /// Which limit a file went past.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Limit {

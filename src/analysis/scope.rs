@@ -96,6 +96,15 @@ impl<'a> LocalFn<'a> {
     }
 }
 
+/// Whether a function's body is short enough to be read for a caller's facts: every site
+/// that calls a function reads it again, so a body of thousands of lines (generated code, a
+/// `match` of thousands of arms) would cost its length once per call; its facts are unknown
+/// instead, and unknown is silent (its own retry sites are still analysed where it is).
+fn followable(f: &LocalFn<'_>) -> bool {
+    let body = f.block.brace_token.span.join();
+    body.end().line.saturating_sub(body.start().line) <= crate::analysis::limits::MAX_FOLLOWED_LINES
+}
+
 /// Where a module's or a function's braces open and close: (line, column) of each.
 type Region = ((usize, usize), (usize, usize));
 
@@ -612,6 +621,9 @@ impl<'a> FileScope<'a> {
             .filter(|f| reaches(f));
         match (here.next(), here.next()) {
             (Some(only), None) => {
+                if !followable(only) {
+                    return None;
+                }
                 self.used(name, None, Some(only.sig.ident.span()));
                 return Some(*only);
             }
@@ -627,6 +639,9 @@ impl<'a> FileScope<'a> {
             .filter(|(f, _)| reaches(f));
         match (there.next(), there.next()) {
             (Some((only, at)), None) => {
+                if !followable(only) {
+                    return None;
+                }
                 self.used(name, Some(at), None);
                 Some(*only)
             }
