@@ -188,6 +188,8 @@ lists! {
         LocalStores = "local-stores", local_stores;
         /// Modules of terminal prompts and dialogs: a loop calling one asks a person.
         PromptCrates = "prompt-crates", prompt_crates;
+        /// Types of a child process: a function returning one started a process on this machine.
+        ProcessHandles = "process-handles", process_handles;
     }
     // Vocabulary (`models/vocabulary.toml`): words of project code's names, each list read by
     // one predicate of `names.rs` (which says how it is matched: a whole name, a word of it, a

@@ -102,6 +102,8 @@ pub struct Extensions {
     pub local_stores: Vec<String>,
     /// Modules of terminal prompts and dialogs (a loop calling one asks a person).
     pub prompt_crates: Vec<String>,
+    /// Types of a child process (a function returning one started a process on this machine).
+    pub process_handles: Vec<String>,
     /// Retry crates' policies (`[[extend.policies]]`), tried before the built-in ones.
     pub policies: Vec<policy_model::PolicyModel>,
     /// Words added to the vocabulary lists (`models/vocabulary.toml`: `retry-words`,
@@ -144,6 +146,7 @@ impl Extensions {
             L::InProcessChannels => &self.in_process_channels,
             L::LocalStores => &self.local_stores,
             L::PromptCrates => &self.prompt_crates,
+            L::ProcessHandles => &self.process_handles,
             _ => self.vocabulary.get(&list).map_or(&[], Vec::as_slice),
         }
     }
@@ -181,6 +184,7 @@ impl Extensions {
             L::InProcessChannels => &mut self.in_process_channels,
             L::LocalStores => &mut self.local_stores,
             L::PromptCrates => &mut self.prompt_crates,
+            L::ProcessHandles => &mut self.process_handles,
             _ => self.vocabulary.entry(list).or_default(),
         }
     }

@@ -455,6 +455,14 @@ impl<'a> FileScope<'a> {
             || in_module(&self.ext.local_stores, full)
     }
 
+    /// Whether a resolved type path is a child process's handle (`process-handles` of the
+    /// models, or a team's): `std::process::Child`.
+    #[must_use]
+    pub fn is_process_handle(&self, full: &[String]) -> bool {
+        known::builtin().path(List::ProcessHandles, full).is_some()
+            || Extensions::matches(&self.ext.process_handles, full)
+    }
+
     /// Whether a resolved path is a terminal prompt's or dialog's (`prompt-crates` of the
     /// models, or a team's): inside one of their modules, or the module's function itself
     /// (`std::io::stdin`).
@@ -659,6 +667,32 @@ impl<'a> FileScope<'a> {
                 None
             }
         }
+    }
+
+    /// [`FileScope::function_via`] among the functions already in view (this file's, and the
+    /// other files' brought in for names this file's retry sites look for), noting no name as
+    /// missed: asking does not bring another file into view.
+    #[must_use]
+    pub fn function_in_view(&self, name: &str, via: &Via) -> Option<LocalFn<'a>> {
+        let reaches = |f: &&LocalFn<'a>| via.reaches_ident(f.owner);
+        let mut here = self.fns.get(name).into_iter().flatten().filter(reaches);
+        let mut there = self
+            .imported
+            .fns
+            .get(name)
+            .into_iter()
+            .flatten()
+            .map(|(f, _)| f)
+            .filter(reaches);
+        let only = match (here.next(), here.next()) {
+            (Some(only), None) => Some(only),
+            (Some(_), Some(_)) => None,
+            (None, _) => match (there.next(), there.next()) {
+                (Some(only), None) => Some(only),
+                _ => None,
+            },
+        };
+        only.copied().filter(followable)
     }
 
     /// [`FileScope::function_via`] among this file's own functions only: what its signature

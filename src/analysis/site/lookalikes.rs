@@ -78,32 +78,79 @@ pub(super) fn is_supervisor(r: &FlowResult) -> bool {
 }
 
 /// Where a function body starts something that runs beside it (the file offsets where the
-/// calls end, so that a loop inside the started task is after none of them): a thread, a
-/// task, a process (`thread::spawn`, `tokio::spawn`,
-/// `Command::new(..).spawn()`).
-pub(super) fn spawns(body: &Block, index: &LineIndex<'_>) -> Vec<usize> {
-    struct Spawn<'i, 'a>(&'i LineIndex<'a>, Vec<usize>);
-    impl<'ast> Visit<'ast> for Spawn<'_, '_> {
+/// calls end, so that a loop inside the started task is after none of them).
+#[derive(Default)]
+pub(super) struct Started {
+    /// A thread, a task or a process (`thread::spawn`, `tokio::spawn`,
+    /// `Command::new(..).spawn()`), or a loopback address written (see [`loopbacks`]).
+    pub(super) any: Vec<usize>,
+    /// A child process: `Command::new(..).spawn()` (a `spawn` method given nothing), or a call of
+    /// a function of the workspace whose declared return type holds a process handle
+    /// (`process-handles` of the models: `fn run_me(..) -> io::Result<std::process::Child>`).
+    pub(super) processes: Vec<usize>,
+}
+
+impl Started {
+    /// Whether something was started before `at`.
+    pub(super) fn any_before(&self, at: usize) -> bool {
+        self.any.iter().any(|s| *s < at)
+    }
+
+    /// Whether a child process was started before `at`.
+    pub(super) fn process_before(&self, at: usize) -> bool {
+        self.processes.iter().any(|s| *s < at)
+    }
+}
+
+/// What a function body starts beside it (see [`Started`]).
+pub(super) fn spawns(body: &Block, index: &LineIndex<'_>, scope: &FileScope<'_>) -> Started {
+    struct Spawn<'i, 'a, 's> {
+        index: &'i LineIndex<'a>,
+        scope: &'s FileScope<'s>,
+        found: Started,
+    }
+    impl<'ast> Visit<'ast> for Spawn<'_, '_, '_> {
         fn visit_expr(&mut self, e: &'ast Expr) {
             let _guard = crate::analysis::limits::enter();
+            // The callee's name, where the call ends, whether it is a method given nothing, and
+            // the function of the workspace it calls.
             let call = match e {
-                Expr::MethodCall(m) => Some((&m.method, m.paren_token.span.close())),
+                Expr::MethodCall(m) => Some((
+                    &m.method,
+                    m.paren_token.span.close(),
+                    m.args.is_empty(),
+                    self.scope
+                        .function_in_view(&m.method.to_string(), &crate::analysis::Via::Method),
+                )),
                 Expr::Call(c) => match &*c.func {
-                    Expr::Path(p) => p
-                        .path
-                        .segments
-                        .last()
-                        .map(|s| (&s.ident, c.paren_token.span.close())),
+                    Expr::Path(p) => p.path.segments.last().map(|s| {
+                        (
+                            &s.ident,
+                            c.paren_token.span.close(),
+                            false,
+                            self.scope.function_via(
+                                &s.ident.to_string(),
+                                Some(&self.scope.via_of(&p.path)),
+                            ),
+                        )
+                    }),
                     _ => None,
                 },
                 _ => None,
             };
-            if let Some((id, close)) = call {
-                if matches!(
+            if let Some((id, close, no_args, callee)) = call {
+                let end = self.index.span(close).end;
+                let spawn = matches!(
                     id.to_string().as_str(),
                     "spawn" | "spawn_blocking" | "spawn_local"
-                ) {
-                    self.1.push(self.0.span(close).end);
+                );
+                let process =
+                    (spawn && no_args) || callee.is_some_and(|f| returns_process(&f, self.scope));
+                if spawn || process {
+                    self.found.any.push(end);
+                }
+                if process {
+                    self.found.processes.push(end);
                 }
             }
             syn::visit::visit_expr(self, e);
@@ -111,9 +158,51 @@ pub(super) fn spawns(body: &Block, index: &LineIndex<'_>) -> Vec<usize> {
 
         fn visit_item(&mut self, _: &'ast syn::Item) {}
     }
-    let mut found = Spawn(index, Vec::new());
+    let mut found = Spawn {
+        index,
+        scope,
+        found: Started::default(),
+    };
     found.visit_block(body);
-    found.1
+    found.found
+}
+
+/// Whether a function's declared return type holds a child process's handle
+/// (`io::Result<std::process::Child>`): its paths resolved through this file's `use` when the
+/// function is this file's, as written when it is another file's (whose `use` is not known
+/// here).
+fn returns_process(f: &LocalFn<'_>, scope: &FileScope<'_>) -> bool {
+    struct Paths<'s, 'a> {
+        scope: &'s FileScope<'a>,
+        own: bool,
+        found: bool,
+    }
+    impl<'ast> Visit<'ast> for Paths<'_, '_> {
+        fn visit_type_path(&mut self, t: &'ast syn::TypePath) {
+            let _guard = crate::analysis::limits::enter();
+            let full = if self.own {
+                self.scope.resolve(&t.path)
+            } else {
+                names::segments(&t.path)
+            };
+            self.found |= self.scope.is_process_handle(&full);
+            syn::visit::visit_type_path(self, t);
+        }
+    }
+    let syn::ReturnType::Type(_, ty) = &f.sig.output else {
+        return false;
+    };
+    let own = scope
+        .fns
+        .get(&f.sig.ident.to_string())
+        .is_some_and(|here| here.iter().any(|g| std::ptr::eq(g.sig, f.sig)));
+    let mut v = Paths {
+        scope,
+        own,
+        found: false,
+    };
+    v.visit_type(ty);
+    v.found
 }
 
 /// Whether a loop checks, as it goes round, whether a child process has exited: the process
@@ -1696,13 +1785,24 @@ pub(super) fn returns_its_connection(sig: &syn::Signature, r: &FlowResult) -> bo
 /// `Err(e)`, `let Err(e) = .. else { break }`). Nothing it asked for is used: the loop waited
 /// for the other side to come up, it repeated no request (evidence.md #3). A `connect` method
 /// of a value (`self.connect()`, `socket.connect(path)`) is not such a probe: it may keep the
-/// connection in its receiver, and going round until it succeeds reconnects.
-pub(super) fn drops_probe_answers(l: &Expr, r: &FlowResult, index: &LineIndex<'_>) -> bool {
+/// connection in its receiver, and going round until it succeeds reconnects. `any_operation`:
+/// the function started a child process before the loop, so whatever the loop asks is a probe
+/// of it. A result bound to a name (`let r = client.latest_block();`) that the loop only tests
+/// (`if r.is_ok() { break }`) is dropped too.
+pub(super) fn drops_probe_answers(
+    l: &Expr,
+    r: &FlowResult,
+    index: &LineIndex<'_>,
+    any_operation: bool,
+) -> bool {
     /// What a test of an operation's result keeps of its `Ok`.
     #[derive(Clone, Copy, PartialEq)]
     enum Use {
         Dropped,
         Kept,
+        /// Bound to the name of this index of `Probed::bound`: dropped when the loop only tests
+        /// whether it succeeded.
+        Bound(usize),
     }
     fn strip(e: &Expr) -> &Expr {
         let _guard = crate::analysis::limits::enter();
@@ -1740,6 +1840,18 @@ pub(super) fn drops_probe_answers(l: &Expr, r: &FlowResult, index: &LineIndex<'_
         tests: Vec<(Span, Use)>,
         /// Every expression of the loop by its span, to find the tested calls.
         calls: Vec<(Span, &'i Expr)>,
+        /// The names results are bound to (`let r = probe();`).
+        bound: Vec<String>,
+        /// How often each one-segment name is used, and how often as what `.is_ok()` or
+        /// `.is_err()` is called on.
+        uses: std::collections::HashMap<String, (usize, usize)>,
+    }
+    /// The name an expression is, when it is a one-segment path.
+    fn name_of(e: &Expr) -> Option<String> {
+        match e {
+            Expr::Path(p) if p.qself.is_none() => p.path.get_ident().map(ToString::to_string),
+            _ => None,
+        }
     }
     impl<'ast: 'i, 'i> Visit<'ast> for Probed<'i, '_> {
         fn visit_expr(&mut self, e: &'ast Expr) {
@@ -1748,11 +1860,17 @@ pub(super) fn drops_probe_answers(l: &Expr, r: &FlowResult, index: &LineIndex<'_
             if matches!(e, Expr::MethodCall(_) | Expr::Call(_) | Expr::Await(_)) {
                 self.calls.push((at, e));
             }
+            if let Some(n) = name_of(e) {
+                self.uses.entry(n).or_default().0 += 1;
+            }
             match e {
                 Expr::MethodCall(m)
                     if m.args.is_empty()
                         && matches!(m.method.to_string().as_str(), "is_ok" | "is_err") =>
                 {
+                    if let Some(n) = name_of(strip(&m.receiver)) {
+                        self.uses.entry(n).or_default().1 += 1;
+                    }
                     self.tests
                         .push((self.index.of(strip(&m.receiver)), Use::Dropped));
                 }
@@ -1784,6 +1902,9 @@ pub(super) fn drops_probe_answers(l: &Expr, r: &FlowResult, index: &LineIndex<'_
             if let Some(init) = &local.init {
                 let u = if init.diverge.is_some() {
                     of_pattern(&local.pat).unwrap_or(Use::Kept)
+                } else if let syn::Pat::Ident(i) = &local.pat {
+                    self.bound.push(i.ident.to_string());
+                    Use::Bound(self.bound.len() - 1)
                 } else {
                     Use::Kept
                 };
@@ -1818,8 +1939,28 @@ pub(super) fn drops_probe_answers(l: &Expr, r: &FlowResult, index: &LineIndex<'_
         index,
         tests: Vec::new(),
         calls: Vec::new(),
+        bound: Vec::new(),
+        uses: std::collections::HashMap::new(),
     };
     v.visit_expr(l);
+    // A bound result is dropped when every use of its name asks whether it succeeded.
+    let only_tested = |i: usize| {
+        v.bound.get(i).is_some_and(|n| {
+            v.bound.iter().filter(|b| *b == n).count() == 1
+                && v.uses
+                    .get(n)
+                    .is_some_and(|(all, tests)| *tests > 0 && all == tests)
+        })
+    };
+    let resolved: Vec<(Span, Use)> = v
+        .tests
+        .iter()
+        .map(|(at, u)| match u {
+            Use::Bound(i) if only_tested(*i) => (*at, Use::Dropped),
+            Use::Bound(_) => (*at, Use::Kept),
+            u => (*at, *u),
+        })
+        .collect();
     // The operation a `while` repeats is the one its condition tests.
     let mut subjects: Vec<Span> = r.tested_calls.iter().map(|(_, at)| *at).collect();
     if let Expr::While(w) = l {
@@ -1827,6 +1968,8 @@ pub(super) fn drops_probe_answers(l: &Expr, r: &FlowResult, index: &LineIndex<'_
             index,
             tests: Vec::new(),
             calls: Vec::new(),
+            bound: Vec::new(),
+            uses: std::collections::HashMap::new(),
         };
         cond.visit_expr(&w.cond);
         subjects.extend(cond.tests.iter().map(|(at, _)| *at));
@@ -1834,14 +1977,13 @@ pub(super) fn drops_probe_answers(l: &Expr, r: &FlowResult, index: &LineIndex<'_
     !subjects.is_empty()
         && subjects.iter().all(|at| {
             let call = v.calls.iter().find(|(s, _)| s == at).map(|(_, e)| *e);
-            let tests: Vec<Use> = v
-                .tests
+            let tests: Vec<Use> = resolved
                 .iter()
                 // The test's subject holds the call, or is the call without its `.await`.
                 .filter(|(s, _)| s.start <= at.start && (at.end <= s.end || s.start == at.start))
                 .map(|(_, u)| *u)
                 .collect();
-            call.is_some_and(probes)
+            call.is_some_and(|c| any_operation || probes(c))
                 && !tests.is_empty()
                 && tests.iter().all(|u| *u == Use::Dropped)
         })

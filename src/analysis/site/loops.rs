@@ -15,7 +15,7 @@ use super::*;
 
 impl<'a> Builder<'a, '_> {
     /// `func`: the function the loop is in (its name, its signature, the type of its `impl`).
-    /// `started_at`: where the function starts a thread, task or process (see [`spawns`]) or
+    /// `started`: where the function starts a thread, task or process (see [`spawns`]) or
     /// writes a loopback address (see [`loopbacks`]).
     pub(super) fn loop_site(
         &self,
@@ -23,7 +23,7 @@ impl<'a> Builder<'a, '_> {
         locals: &Locals<'a>,
         func: &LocalFn<'a>,
         in_timeout: bool,
-        started_at: &[usize],
+        started: &Started,
     ) -> Option<RetrySite> {
         let _guard = crate::analysis::limits::enter();
         let fn_name = func.sig.ident.to_string();
@@ -122,12 +122,13 @@ impl<'a> Builder<'a, '_> {
         // Probing what the function has just started (a test server, a child process), or an
         // address it writes as loopback, until it answers is a readiness wait on something
         // local, not a retry.
-        if started_at.iter().any(|at| *at < head.start) && is_readiness_probe(l, &result) {
+        if started.any_before(head.start) && is_readiness_probe(l, &result) {
             return None;
         }
         // Probing until something answers, keeping nothing of the answer, waits for it to come
-        // up: no request is repeated.
-        if drops_probe_answers(l, &result, self.index) {
+        // up: no request is repeated. After the function started a child process, whatever the
+        // operation asks is a probe of that process (evidence.md #3).
+        if drops_probe_answers(l, &result, self.index, started.process_before(head.start)) {
             return None;
         }
         // The operation a `while` repeats is the one its condition tests: a receive that

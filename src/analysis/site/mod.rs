@@ -296,12 +296,12 @@ impl<'a> Builder<'a, '_> {
         let mut retries_at: Option<Span> = None;
         // What the function starts beside it, or the loopback addresses it writes: a loop
         // after one that probes until something answers waits for something local.
-        let started_at = if finder.loops.is_empty() {
-            Vec::new()
+        let started = if finder.loops.is_empty() {
+            Started::default()
         } else {
-            let mut at = spawns(f.block, self.index);
-            at.extend(loopbacks(f.block, self.index));
-            at
+            let mut started = spawns(f.block, self.index, self.scope);
+            started.any.extend(loopbacks(f.block, self.index));
+            started
         };
         // A loop in test code (`#[test]`, `#[tokio::test]`, a `#[cfg(test)]` module) waits for
         // the test's own fixtures (a server it started, a background task, a container): a
@@ -309,7 +309,7 @@ impl<'a> Builder<'a, '_> {
         let in_test = self.test_depth > 0 || is_test_attr(f.attrs);
         for (l, in_timeout, in_async) in finder.loops.into_iter().filter(|_| !in_test) {
             mark = self.scope.used_count();
-            if let Some(mut site) = self.loop_site(l, locals(), &f, in_timeout, &started_at) {
+            if let Some(mut site) = self.loop_site(l, locals(), &f, in_timeout, &started) {
                 site.in_async = in_async;
                 // A reconnect helper of a session's server (a router that calls it when its
                 // connection drops) restores the connection for as long as the server runs.
