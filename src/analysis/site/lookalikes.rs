@@ -1914,8 +1914,23 @@ pub(super) fn drops_probe_answers(
         }
         fn visit_item(&mut self, _: &'ast syn::Item) {}
     }
+    /// Whether a method call's receiver is a value made in the same expression (its chain
+    /// starts at a call: `Endpoint::try_from(url)?.connect_timeout(d)`), which nothing keeps
+    /// once the statement ends; not a variable, a parameter or a field.
+    fn temporary(e: &Expr) -> bool {
+        let _guard = crate::analysis::limits::enter();
+        match e {
+            Expr::Call(_) => true,
+            Expr::MethodCall(m) => temporary(&m.receiver),
+            Expr::Try(t) => temporary(&t.expr),
+            Expr::Await(a) => temporary(&a.base),
+            Expr::Paren(p) => temporary(&p.expr),
+            _ => false,
+        }
+    }
     /// Whether a call asks whether something is up: a method or function of its chain is named
-    /// as a probe, a connection counting only when a constructor makes it.
+    /// as a probe, a connection counting only when a constructor makes it, or a value made in
+    /// the same expression (which cannot keep the connection once the answer is dropped).
     fn probes(e: &Expr) -> bool {
         let _guard = crate::analysis::limits::enter();
         match e {
@@ -1923,7 +1938,8 @@ pub(super) fn drops_probe_answers(
             Expr::Paren(p) => probes(&p.expr),
             Expr::MethodCall(m) => {
                 let n = m.method.to_string();
-                (names::is_probe_operation(&n) && !names::is_connect_operation(&n))
+                (names::is_probe_operation(&n)
+                    && (!names::is_connect_operation(&n) || temporary(&m.receiver)))
                     || probes(&m.receiver)
             }
             Expr::Call(c) => names::callee_path(&c.func)
