@@ -190,6 +190,9 @@ lists! {
         PromptCrates = "prompt-crates", prompt_crates;
         /// Types of a child process: a function returning one started a process on this machine.
         ProcessHandles = "process-handles", process_handles;
+        /// Calls (by crate and method) that make a request that changes nothing (HTTP `GET`,
+        /// `HEAD`): a loop that drops all but its status asked whether the server answers.
+        SafeRequestCalls = "safe-request-calls", safe_request_calls;
     }
     // Vocabulary (`models/vocabulary.toml`): words of project code's names, each list read by
     // one predicate of `names.rs` (which says how it is matched: a whole name, a word of it, a

@@ -104,6 +104,8 @@ pub struct Extensions {
     pub prompt_crates: Vec<String>,
     /// Types of a child process (a function returning one started a process on this machine).
     pub process_handles: Vec<String>,
+    /// Calls that make a request that changes nothing (HTTP `GET`, `HEAD`).
+    pub safe_request_calls: Vec<String>,
     /// Retry crates' policies (`[[extend.policies]]`), tried before the built-in ones.
     pub policies: Vec<policy_model::PolicyModel>,
     /// Words added to the vocabulary lists (`models/vocabulary.toml`: `retry-words`,
@@ -147,6 +149,7 @@ impl Extensions {
             L::LocalStores => &self.local_stores,
             L::PromptCrates => &self.prompt_crates,
             L::ProcessHandles => &self.process_handles,
+            L::SafeRequestCalls => &self.safe_request_calls,
             _ => self.vocabulary.get(&list).map_or(&[], Vec::as_slice),
         }
     }
@@ -185,6 +188,7 @@ impl Extensions {
             L::LocalStores => &mut self.local_stores,
             L::PromptCrates => &mut self.prompt_crates,
             L::ProcessHandles => &mut self.process_handles,
+            L::SafeRequestCalls => &mut self.safe_request_calls,
             _ => self.vocabulary.entry(list).or_default(),
         }
     }

@@ -437,6 +437,17 @@ impl<'a> FileScope<'a> {
             || Extensions::matches(&self.ext.transport_error_calls, &full)
     }
 
+    /// Whether `method`, called on a value the crate `krate` made (or a function of the crate),
+    /// makes a request that changes nothing (`safe-request-calls` of the models, or a team's).
+    #[must_use]
+    pub fn is_safe_request(&self, krate: &str, method: &str) -> bool {
+        let full = [krate.to_owned(), method.to_owned()];
+        known::builtin()
+            .path(List::SafeRequestCalls, &full)
+            .is_some()
+            || Extensions::matches(&self.ext.safe_request_calls, &full)
+    }
+
     /// Whether a resolved path is in a module of in-process channels (`in-process-channels` of
     /// the models, or a team's): `tokio::sync::mpsc::UnboundedSender`, `std::sync::mpsc::SendError`.
     #[must_use]

@@ -368,6 +368,35 @@ impl Receivers<'_, '_> {
         }
     }
 
+    /// Whether a call makes a request that changes nothing (an HTTP `GET` or `HEAD`, safe
+    /// methods by RFC 9110): a method of the models' `safe-request-calls` in its chain, on a
+    /// value its crate made (`agent.get(&url).call()` where `agent` is a `ureq::Agent`), or such
+    /// a function of the crate (`reqwest::get(url)`).
+    pub(super) fn safe_request(&self, call: &Expr) -> bool {
+        let _guard = crate::analysis::limits::enter();
+        match call {
+            Expr::Await(a) => self.safe_request(&a.base),
+            Expr::Paren(p) => self.safe_request(&p.expr),
+            Expr::Try(t) => self.safe_request(&t.expr),
+            Expr::MethodCall(m) => {
+                self.made_by(&m.receiver)
+                    .is_some_and(|k| self.scope.is_safe_request(&k, &m.method.to_string()))
+                    || self.safe_request(&m.receiver)
+            }
+            Expr::Call(c) => match &*c.func {
+                Expr::Path(p) => {
+                    let full = self.scope.resolve(&p.path);
+                    self.scope
+                        .crate_of(&full)
+                        .zip(full.last())
+                        .is_some_and(|(k, m)| self.scope.is_safe_request(&k, m))
+                }
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+
     /// The crate that made an expression's value (see [`Receivers::origin`]).
     fn made_by(&self, e: &Expr) -> Option<String> {
         self.origin(e, 0)?.into_iter().next()

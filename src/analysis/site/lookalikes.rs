@@ -1793,6 +1793,7 @@ pub(super) fn drops_probe_answers(
     l: &Expr,
     r: &FlowResult,
     index: &LineIndex<'_>,
+    receivers: &Receivers<'_, '_>,
     any_operation: bool,
 ) -> bool {
     /// What a test of an operation's result keeps of its `Ok`.
@@ -1800,9 +1801,14 @@ pub(super) fn drops_probe_answers(
     enum Use {
         Dropped,
         Kept,
-        /// Bound to the name of this index of `Probed::bound`: dropped when the loop only tests
-        /// whether it succeeded.
+        /// Bound to the name of this index of `Probed::bound`: dropped when the loop only asks
+        /// of it whether it succeeded, or its status.
         Bound(usize),
+    }
+    /// What a pattern keeps of an `Ok`: nothing, all of it, or what a name it binds is used for.
+    enum Kept {
+        Use(Use),
+        Named(String),
     }
     fn strip(e: &Expr) -> &Expr {
         let _guard = crate::analysis::limits::enter();
@@ -1813,7 +1819,7 @@ pub(super) fn drops_probe_answers(
         }
     }
     /// What a pattern the result is matched against keeps of its `Ok`.
-    fn of_pattern(p: &syn::Pat) -> Option<Use> {
+    fn of_pattern(p: &syn::Pat) -> Option<Kept> {
         let syn::Pat::TupleStruct(t) = p else {
             return None;
         };
@@ -1823,12 +1829,12 @@ pub(super) fn drops_probe_answers(
             _ => false,
         };
         if t.path.is_ident("Err") {
-            Some(Use::Dropped)
+            Some(Kept::Use(Use::Dropped))
         } else if t.path.is_ident("Ok") {
-            Some(if t.elems.len() == 1 && t.elems.iter().all(dropped) {
-                Use::Dropped
-            } else {
-                Use::Kept
+            Some(match t.elems.iter().collect::<Vec<_>>()[..] {
+                [q] if dropped(q) => Kept::Use(Use::Dropped),
+                [syn::Pat::Ident(i)] if i.subpat.is_none() => Kept::Named(i.ident.to_string()),
+                _ => Kept::Use(Use::Kept),
             })
         } else {
             None
@@ -1842,9 +1848,26 @@ pub(super) fn drops_probe_answers(
         calls: Vec<(Span, &'i Expr)>,
         /// The names results are bound to (`let r = probe();`).
         bound: Vec<String>,
-        /// How often each one-segment name is used, and how often as what `.is_ok()` or
-        /// `.is_err()` is called on.
+        /// How often each one-segment name is used, and how often only to ask whether it
+        /// succeeded (`.is_ok()`, `.is_err()`) or for its status (`.status()`).
         uses: std::collections::HashMap<String, (usize, usize)>,
+        scope: &'i FileScope<'a>,
+    }
+    impl Probed<'_, '_> {
+        /// What a pattern keeps, a name it binds noted in `bound`.
+        fn pattern_use(&mut self, p: &syn::Pat) -> Option<Use> {
+            Some(match of_pattern(p)? {
+                Kept::Use(u) => u,
+                Kept::Named(n) => {
+                    self.bound.push(n);
+                    Use::Bound(self.bound.len() - 1)
+                }
+            })
+        }
+        /// Whether a method reads an HTTP status (`status`, `status_code`, a team's accessor).
+        fn reads_status(&self, method: &str) -> bool {
+            names::is_status_text(method) || self.scope.is_status_accessor(method)
+        }
     }
     /// The name an expression is, when it is a one-segment path.
     fn name_of(e: &Expr) -> Option<String> {
@@ -1874,24 +1897,32 @@ pub(super) fn drops_probe_answers(
                     self.tests
                         .push((self.index.of(strip(&m.receiver)), Use::Dropped));
                 }
+                Expr::MethodCall(m)
+                    if m.args.is_empty() && self.reads_status(&m.method.to_string()) =>
+                {
+                    if let Some(n) = name_of(strip(&m.receiver)) {
+                        self.uses.entry(n).or_default().1 += 1;
+                    }
+                }
                 Expr::Let(le) => {
-                    let u = of_pattern(&le.pat).unwrap_or(Use::Kept);
+                    let u = self.pattern_use(&le.pat).unwrap_or(Use::Kept);
                     self.tests.push((self.index.of(strip(&le.expr)), u));
                 }
                 Expr::Match(m) => {
-                    let mut u = None;
+                    let at = self.index.of(strip(&m.expr));
+                    let mut any = false;
                     for arm in &m.arms {
                         // An arm that binds the whole result keeps it (`result => return result`).
                         let whole = matches!(&arm.pat, syn::Pat::Ident(i)
                             if !i.ident.to_string().starts_with('_'));
-                        match of_pattern(&arm.pat).or(whole.then_some(Use::Kept)) {
-                            Some(Use::Kept) => u = Some(Use::Kept),
-                            Some(Use::Dropped) if u.is_none() => u = Some(Use::Dropped),
-                            _ => {}
+                        if let Some(u) = self.pattern_use(&arm.pat).or(whole.then_some(Use::Kept)) {
+                            self.tests.push((at, u));
+                            any = true;
                         }
                     }
-                    self.tests
-                        .push((self.index.of(strip(&m.expr)), u.unwrap_or(Use::Kept)));
+                    if !any {
+                        self.tests.push((at, Use::Kept));
+                    }
                 }
                 _ => {}
             }
@@ -1901,7 +1932,7 @@ pub(super) fn drops_probe_answers(
             let _guard = crate::analysis::limits::enter();
             if let Some(init) = &local.init {
                 let u = if init.diverge.is_some() {
-                    of_pattern(&local.pat).unwrap_or(Use::Kept)
+                    self.pattern_use(&local.pat).unwrap_or(Use::Kept)
                 } else if let syn::Pat::Ident(i) = &local.pat {
                     self.bound.push(i.ident.to_string());
                     Use::Bound(self.bound.len() - 1)
@@ -1911,6 +1942,36 @@ pub(super) fn drops_probe_answers(
                 self.tests.push((self.index.of(strip(&init.expr)), u));
             }
             syn::visit::visit_local(self, local);
+        }
+        fn visit_macro(&mut self, m: &'ast syn::Macro) {
+            // A name in a macro's arguments is a use (`{answer}` captured in a format string
+            // too); one followed by `.status()` reads only the status.
+            let tokens: Vec<proc_macro2::TokenTree> = m.tokens.clone().into_iter().collect();
+            for (i, t) in tokens.iter().enumerate() {
+                match t {
+                    proc_macro2::TokenTree::Ident(id) => {
+                        let status = matches!(tokens.get(i + 1),
+                            Some(proc_macro2::TokenTree::Punct(p)) if p.as_char() == '.')
+                            && matches!(tokens.get(i + 2),
+                                Some(proc_macro2::TokenTree::Ident(a)) if self.reads_status(&a.to_string()));
+                        let e = self.uses.entry(id.to_string()).or_default();
+                        e.0 += 1;
+                        e.1 += usize::from(status);
+                    }
+                    proc_macro2::TokenTree::Literal(l) => {
+                        for name in l.to_string().split('{').skip(1) {
+                            let name: String = name
+                                .chars()
+                                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                                .collect();
+                            if !name.is_empty() {
+                                self.uses.entry(name).or_default().0 += 1;
+                            }
+                        }
+                    }
+                    proc_macro2::TokenTree::Group(_) | proc_macro2::TokenTree::Punct(_) => {}
+                }
+            }
         }
         fn visit_item(&mut self, _: &'ast syn::Item) {}
     }
@@ -1957,16 +2018,15 @@ pub(super) fn drops_probe_answers(
         calls: Vec::new(),
         bound: Vec::new(),
         uses: std::collections::HashMap::new(),
+        scope: receivers.scope,
     };
     v.visit_expr(l);
-    // A bound result is dropped when every use of its name asks whether it succeeded.
+    // A bound result is dropped when every use of its name asks whether it succeeded, or reads
+    // its status (`Ok(answer) if answer.status().is_success() => break`).
     let only_tested = |i: usize| {
-        v.bound.get(i).is_some_and(|n| {
-            v.bound.iter().filter(|b| *b == n).count() == 1
-                && v.uses
-                    .get(n)
-                    .is_some_and(|(all, tests)| *tests > 0 && all == tests)
-        })
+        v.bound
+            .get(i)
+            .is_some_and(|n| v.uses.get(n).is_some_and(|(all, tests)| all == tests))
     };
     let resolved: Vec<(Span, Use)> = v
         .tests
@@ -1986,6 +2046,7 @@ pub(super) fn drops_probe_answers(
             calls: Vec::new(),
             bound: Vec::new(),
             uses: std::collections::HashMap::new(),
+            scope: receivers.scope,
         };
         cond.visit_expr(&w.cond);
         subjects.extend(cond.tests.iter().map(|(at, _)| *at));
@@ -1999,7 +2060,7 @@ pub(super) fn drops_probe_answers(
                 .filter(|(s, _)| s.start <= at.start && (at.end <= s.end || s.start == at.start))
                 .map(|(_, u)| *u)
                 .collect();
-            call.is_some_and(|c| any_operation || probes(c))
+            call.is_some_and(|c| any_operation || probes(c) || receivers.safe_request(c))
                 && !tests.is_empty()
                 && tests.iter().all(|u| *u == Use::Dropped)
         })

@@ -125,10 +125,22 @@ impl<'a> Builder<'a, '_> {
         if started.any_before(head.start) && is_readiness_probe(l, &result) {
             return None;
         }
+        // Where the values the loop handles come from (which crate made a receiver).
+        let receivers = Receivers {
+            locals,
+            scope: self.scope,
+            fields: owner.and_then(|o| self.scope.field_paths.get(&o.to_string())),
+        };
         // Probing until something answers, keeping nothing of the answer, waits for it to come
         // up: no request is repeated. After the function started a child process, whatever the
         // operation asks is a probe of that process (evidence.md #3).
-        if drops_probe_answers(l, &result, self.index, started.process_before(head.start)) {
+        if drops_probe_answers(
+            l,
+            &result,
+            self.index,
+            &receivers,
+            started.process_before(head.start),
+        ) {
             return None;
         }
         // The operation a `while` repeats is the one its condition tests: a receive that
@@ -147,11 +159,6 @@ impl<'a> Builder<'a, '_> {
         // An operation on an in-process channel hands work to another task of this process:
         // a loop whose every tested operation is one re-registers or re-spawns a local worker
         // and asks no service again (evidence.md #9).
-        let receivers = Receivers {
-            locals,
-            scope: self.scope,
-            fields: owner.and_then(|o| self.scope.field_paths.get(&o.to_string())),
-        };
         // A loop that asks a person on its way round repeats at their choice or with their new
         // input: an interactive re-prompt.
         if asks_a_person(body, &receivers) {
