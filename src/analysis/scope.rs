@@ -426,26 +426,16 @@ impl<'a> FileScope<'a> {
             || Extensions::matches(&self.ext.random_sources, full)
     }
 
-    /// Whether `method`, called on a value the crate `krate` made, fails on transport only: a
-    /// response of any status is its `Ok` (`transport-error-calls` of the models, or a team's).
-    #[must_use]
-    pub fn is_transport_only(&self, krate: &str, method: &str) -> bool {
-        let full = [krate.to_owned(), method.to_owned()];
-        known::builtin()
-            .path(List::TransportErrorCalls, &full)
-            .is_some()
-            || Extensions::matches(&self.ext.transport_error_calls, &full)
-    }
-
     /// Whether `method`, called on a value the crate `krate` made (or a function of the crate),
-    /// makes a request that changes nothing (`safe-request-calls` of the models, or a team's).
+    /// is one of a list of calls by crate and method (the models' and a team's): a call that
+    /// fails on transport only, a response of any status being its `Ok`
+    /// (`transport-error-calls`), or one that makes a request that changes nothing
+    /// (`safe-request-calls`).
     #[must_use]
-    pub fn is_safe_request(&self, krate: &str, method: &str) -> bool {
+    pub fn is_crate_call(&self, list: List, krate: &str, method: &str) -> bool {
         let full = [krate.to_owned(), method.to_owned()];
-        known::builtin()
-            .path(List::SafeRequestCalls, &full)
-            .is_some()
-            || Extensions::matches(&self.ext.safe_request_calls, &full)
+        known::builtin().path(list, &full).is_some()
+            || Extensions::matches(self.ext.list(list), &full)
     }
 
     /// Whether a resolved path is in a module of in-process channels (`in-process-channels` of
@@ -631,41 +621,19 @@ impl<'a> FileScope<'a> {
     /// call never reaches a free function). `None` for `via`: any function of that name.
     #[must_use]
     pub fn function_via(&self, name: &str, via: Option<&Via>) -> Option<LocalFn<'a>> {
-        let reaches = |f: &LocalFn<'a>| via.is_none_or(|v| v.reaches_ident(f.owner));
-        let mut here = self
-            .fns
-            .get(name)
-            .into_iter()
-            .flatten()
-            .filter(|f| reaches(f));
-        match (here.next(), here.next()) {
-            (Some(only), None) => {
-                if !followable(only) {
+        match self.in_view(name, via) {
+            Ok(Some((only, at))) => {
+                if !followable(&only) {
                     return None;
                 }
-                self.used(name, None, Some(only.sig.ident.span()));
-                return Some(*only);
-            }
-            (Some(_), Some(_)) => return None,
-            (None, _) => {}
-        }
-        let mut there = self
-            .imported
-            .fns
-            .get(name)
-            .into_iter()
-            .flatten()
-            .filter(|(f, _)| reaches(f));
-        match (there.next(), there.next()) {
-            (Some((only, at)), None) => {
-                if !followable(only) {
-                    return None;
+                match at {
+                    None => self.used(name, None, Some(only.sig.ident.span())),
+                    Some(at) => self.used(name, Some(at), None),
                 }
-                self.used(name, Some(at), None);
-                Some(*only)
+                Some(only)
             }
-            (Some(_), Some(_)) => None,
-            (None, _) => {
+            Err(()) => None,
+            Ok(None) => {
                 if !self.fns.contains_key(name) && !self.imported.fns.contains_key(name) {
                     self.miss(name);
                 } else if let Some(Via::Type(ty)) =
@@ -685,25 +653,44 @@ impl<'a> FileScope<'a> {
     /// missed: asking does not bring another file into view.
     #[must_use]
     pub fn function_in_view(&self, name: &str, via: &Via) -> Option<LocalFn<'a>> {
-        let reaches = |f: &&LocalFn<'a>| via.reaches_ident(f.owner);
-        let mut here = self.fns.get(name).into_iter().flatten().filter(reaches);
+        match self.in_view(name, Some(via)) {
+            Ok(Some((only, _))) => Some(only).filter(followable),
+            _ => None,
+        }
+    }
+
+    /// The one function of this name that `via` reaches (any, for `None`): this file's, else an
+    /// imported file's with where it is; `Err` when several are, `Ok(None)` when none is.
+    #[allow(clippy::type_complexity)]
+    fn in_view(
+        &self,
+        name: &str,
+        via: Option<&Via>,
+    ) -> Result<Option<(LocalFn<'a>, Option<&super::Place>)>, ()> {
+        let reaches = |f: &LocalFn<'a>| via.is_none_or(|v| v.reaches_ident(f.owner));
+        let mut here = self
+            .fns
+            .get(name)
+            .into_iter()
+            .flatten()
+            .filter(|f| reaches(f));
+        match (here.next(), here.next()) {
+            (Some(only), None) => return Ok(Some((*only, None))),
+            (Some(_), Some(_)) => return Err(()),
+            (None, _) => {}
+        }
         let mut there = self
             .imported
             .fns
             .get(name)
             .into_iter()
             .flatten()
-            .map(|(f, _)| f)
-            .filter(reaches);
-        let only = match (here.next(), here.next()) {
-            (Some(only), None) => Some(only),
-            (Some(_), Some(_)) => None,
-            (None, _) => match (there.next(), there.next()) {
-                (Some(only), None) => Some(only),
-                _ => None,
-            },
-        };
-        only.copied().filter(followable)
+            .filter(|(f, _)| reaches(f));
+        match (there.next(), there.next()) {
+            (Some((only, at)), None) => Ok(Some((*only, Some(at)))),
+            (Some(_), Some(_)) => Err(()),
+            (None, _) => Ok(None),
+        }
     }
 
     /// [`FileScope::function_via`] among this file's own functions only: what its signature

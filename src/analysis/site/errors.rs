@@ -4,7 +4,7 @@ use syn::visit::Visit;
 use syn::{Block, Expr};
 
 use crate::analysis::flow::{FlowResult, Outcome};
-use crate::analysis::known;
+use crate::analysis::known::{self, List};
 use crate::analysis::names;
 use crate::analysis::scope::{Facts, FileScope};
 use crate::analysis::span::LineIndex;
@@ -347,25 +347,7 @@ impl Receivers<'_, '_> {
     /// (`client.get(url).send()` where `client` is a `reqwest::Client` parameter, field, or a
     /// `let` of `reqwest::Client::new()`), or such a function of the crate (`reqwest::get(url)`).
     pub(super) fn transport_only(&self, call: &Expr) -> bool {
-        let _guard = crate::analysis::limits::enter();
-        match call {
-            Expr::Await(a) => self.transport_only(&a.base),
-            Expr::Paren(p) => self.transport_only(&p.expr),
-            Expr::MethodCall(m) => self
-                .made_by(&m.receiver)
-                .is_some_and(|k| self.scope.is_transport_only(&k, &m.method.to_string())),
-            Expr::Call(c) => match &*c.func {
-                Expr::Path(p) => {
-                    let full = self.scope.resolve(&p.path);
-                    self.scope
-                        .crate_of(&full)
-                        .zip(full.last())
-                        .is_some_and(|(k, m)| self.scope.is_transport_only(&k, m))
-                }
-                _ => false,
-            },
-            _ => false,
-        }
+        self.crate_call(call, false, List::TransportErrorCalls)
     }
 
     /// Whether a call makes a request that changes nothing (an HTTP `GET` or `HEAD`, safe
@@ -373,15 +355,22 @@ impl Receivers<'_, '_> {
     /// value its crate made (`agent.get(&url).call()` where `agent` is a `ureq::Agent`), or such
     /// a function of the crate (`reqwest::get(url)`).
     pub(super) fn safe_request(&self, call: &Expr) -> bool {
+        self.crate_call(call, true, List::SafeRequestCalls)
+    }
+
+    /// Whether a call (or, with `chain`, a call of its receiver's chain) is one of `list`'s: a
+    /// method on a value the crate made, or the crate's function (see
+    /// [`FileScope::is_crate_call`]).
+    fn crate_call(&self, call: &Expr, chain: bool, list: List) -> bool {
         let _guard = crate::analysis::limits::enter();
         match call {
-            Expr::Await(a) => self.safe_request(&a.base),
-            Expr::Paren(p) => self.safe_request(&p.expr),
-            Expr::Try(t) => self.safe_request(&t.expr),
+            Expr::Await(a) => self.crate_call(&a.base, chain, list),
+            Expr::Paren(p) => self.crate_call(&p.expr, chain, list),
+            Expr::Try(t) if chain => self.crate_call(&t.expr, chain, list),
             Expr::MethodCall(m) => {
                 self.made_by(&m.receiver)
-                    .is_some_and(|k| self.scope.is_safe_request(&k, &m.method.to_string()))
-                    || self.safe_request(&m.receiver)
+                    .is_some_and(|k| self.scope.is_crate_call(list, &k, &m.method.to_string()))
+                    || (chain && self.crate_call(&m.receiver, chain, list))
             }
             Expr::Call(c) => match &*c.func {
                 Expr::Path(p) => {
@@ -389,7 +378,7 @@ impl Receivers<'_, '_> {
                     self.scope
                         .crate_of(&full)
                         .zip(full.last())
-                        .is_some_and(|(k, m)| self.scope.is_safe_request(&k, m))
+                        .is_some_and(|(k, m)| self.scope.is_crate_call(list, &k, m))
                 }
                 _ => false,
             },
