@@ -382,6 +382,20 @@ impl Receivers<'_, '_> {
                 }
                 _ => false,
             },
+            // A request built into a name before it is sent (`let request =
+            // client.get(url).timeout(d); request.send()`): the chain goes on through the one
+            // `let` that binds it.
+            Expr::Path(p) if chain => {
+                p.path
+                    .get_ident()
+                    .map(ToString::to_string)
+                    .is_some_and(|n| match self.locals.lets.get(&n).map(Vec::as_slice) {
+                        Some([one]) if !crate::analysis::values::mentions(one, &n) => {
+                            self.crate_call(one, chain, list)
+                        }
+                        _ => false,
+                    })
+            }
             _ => false,
         }
     }

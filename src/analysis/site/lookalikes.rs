@@ -1788,7 +1788,8 @@ pub(super) fn returns_its_connection(sig: &syn::Signature, r: &FlowResult) -> bo
 /// connection in its receiver, and going round until it succeeds reconnects. `any_operation`:
 /// the function started a child process before the loop, so whatever the loop asks is a probe
 /// of it. A result bound to a name (`let r = client.latest_block();`) that the loop only tests
-/// (`if r.is_ok() { break }`) is dropped too.
+/// (`if r.is_ok() { break }`), or matches against patterns that keep nothing of it (`if let
+/// Ok(page) = r` where `page` is only asked its status), is dropped too.
 pub(super) fn drops_probe_answers(
     l: &Expr,
     r: &FlowResult,
@@ -1851,6 +1852,9 @@ pub(super) fn drops_probe_answers(
         /// How often each one-segment name is used, and how often only to ask whether it
         /// succeeded (`.is_ok()`, `.is_err()`) or for its status (`.status()`).
         uses: std::collections::HashMap<String, (usize, usize)>,
+        /// Bound names matched against a pattern (`if let Ok(r) = answer`), with what each
+        /// pattern keeps: such a use keeps what its pattern keeps.
+        matched: Vec<(String, Use)>,
         scope: &'i FileScope<'a>,
     }
     impl Probed<'_, '_> {
@@ -1867,6 +1871,36 @@ pub(super) fn drops_probe_answers(
         /// Whether a method reads an HTTP status (`status`, `status_code`, a team's accessor).
         fn reads_status(&self, method: &str) -> bool {
             names::is_status_text(method) || self.scope.is_status_accessor(method)
+        }
+        /// Notes a test of a result: a bound name matched against a pattern counts as a use
+        /// that keeps what the pattern keeps.
+        fn tested(&mut self, subject: &Expr, at: Span, u: Use, first_arm: bool) {
+            if let Some(n) = name_of(subject) {
+                if first_arm {
+                    self.uses.entry(n.clone()).or_default().1 += 1;
+                }
+                self.matched.push((n, u));
+            }
+            self.tests.push((at, u));
+        }
+        /// Whether the result bound to `bound[i]` is dropped: every use of the name asks
+        /// whether it succeeded, reads its status, or matches it against patterns that keep
+        /// nothing (or bind names that are themselves dropped).
+        fn dropped(&self, i: usize, depth: usize) -> bool {
+            let Some(n) = self.bound.get(i) else {
+                return false;
+            };
+            depth < 4
+                && self.uses.get(n).is_some_and(|(all, tests)| all == tests)
+                && self
+                    .matched
+                    .iter()
+                    .filter(|(m, _)| m == n)
+                    .all(|(_, u)| match u {
+                        Use::Dropped => true,
+                        Use::Kept => false,
+                        Use::Bound(j) => *j != i && self.dropped(*j, depth + 1),
+                    })
         }
     }
     /// The name an expression is, when it is a one-segment path.
@@ -1906,22 +1940,24 @@ pub(super) fn drops_probe_answers(
                 }
                 Expr::Let(le) => {
                     let u = self.pattern_use(&le.pat).unwrap_or(Use::Kept);
-                    self.tests.push((self.index.of(strip(&le.expr)), u));
+                    let subject = strip(&le.expr);
+                    self.tested(subject, self.index.of(subject), u, true);
                 }
                 Expr::Match(m) => {
-                    let at = self.index.of(strip(&m.expr));
+                    let subject = strip(&m.expr);
+                    let at = self.index.of(subject);
                     let mut any = false;
                     for arm in &m.arms {
                         // An arm that binds the whole result keeps it (`result => return result`).
                         let whole = matches!(&arm.pat, syn::Pat::Ident(i)
                             if !i.ident.to_string().starts_with('_'));
                         if let Some(u) = self.pattern_use(&arm.pat).or(whole.then_some(Use::Kept)) {
-                            self.tests.push((at, u));
+                            self.tested(subject, at, u, !any);
                             any = true;
                         }
                     }
                     if !any {
-                        self.tests.push((at, Use::Kept));
+                        self.tested(subject, at, Use::Kept, true);
                     }
                 }
                 _ => {}
@@ -2018,21 +2054,17 @@ pub(super) fn drops_probe_answers(
         calls: Vec::new(),
         bound: Vec::new(),
         uses: std::collections::HashMap::new(),
+        matched: Vec::new(),
         scope: receivers.scope,
     };
     v.visit_expr(l);
     // A bound result is dropped when every use of its name asks whether it succeeded, or reads
     // its status (`Ok(answer) if answer.status().is_success() => break`).
-    let only_tested = |i: usize| {
-        v.bound
-            .get(i)
-            .is_some_and(|n| v.uses.get(n).is_some_and(|(all, tests)| all == tests))
-    };
     let resolved: Vec<(Span, Use)> = v
         .tests
         .iter()
         .map(|(at, u)| match u {
-            Use::Bound(i) if only_tested(*i) => (*at, Use::Dropped),
+            Use::Bound(i) if v.dropped(*i, 0) => (*at, Use::Dropped),
             Use::Bound(_) => (*at, Use::Kept),
             u => (*at, *u),
         })
@@ -2046,6 +2078,7 @@ pub(super) fn drops_probe_answers(
             calls: Vec::new(),
             bound: Vec::new(),
             uses: std::collections::HashMap::new(),
+            matched: Vec::new(),
             scope: receivers.scope,
         };
         cond.visit_expr(&w.cond);
