@@ -158,6 +158,49 @@ fn randomised_by_callers(name: &str, scope: &FileScope<'_>) -> bool {
         })
 }
 
+/// Whether a function of the file other than `name` maps over the waits `name` returns
+/// (`delays(base, n).map(jitter)`, `self.schedule()?.map(|d| d.min(cap))`): the caller waits what
+/// its map makes of them, random, capped or fixed, so where they are built the wait is unknown.
+pub(super) fn mapped_by_callers(name: &str, scope: &FileScope<'_>) -> bool {
+    use syn::visit::Visit;
+    /// Whether `e`, through `?`, `.await` and parentheses, is a call of `name`.
+    fn calls(e: &syn::Expr, name: &str) -> bool {
+        let _guard = super::limits::enter();
+        match e {
+            syn::Expr::Try(t) => calls(&t.expr, name),
+            syn::Expr::Await(a) => calls(&a.base, name),
+            syn::Expr::Paren(p) => calls(&p.expr, name),
+            syn::Expr::Call(c) => names::callee_path(&c.func)
+                .and_then(names::last)
+                .is_some_and(|n| n == name),
+            syn::Expr::MethodCall(m) => m.method == name,
+            _ => false,
+        }
+    }
+    struct Maps<'n> {
+        name: &'n str,
+        found: bool,
+    }
+    impl<'a> Visit<'a> for Maps<'_> {
+        fn visit_expr_method_call(&mut self, m: &'a syn::ExprMethodCall) {
+            let _guard = super::limits::enter();
+            self.found |= m.method == "map" && calls(&m.receiver, self.name);
+            syn::visit::visit_expr_method_call(self, m);
+        }
+        fn visit_item(&mut self, _: &'a syn::Item) {}
+    }
+    scope
+        .fns
+        .values()
+        .flatten()
+        .filter(|g| g.sig.ident != name)
+        .any(|g| {
+            let mut v = Maps { name, found: false };
+            v.visit_block(g.block);
+            v.found
+        })
+}
+
 /// The parameter (not `self`) holding the attempt number: an integer named for counting
 /// attempts, retries or failures (`attempt`, `retries`, `retry_count`, `reconnects`, `n`), not
 /// a duration or a limit (`retry_interval_ms`, `max_retries`).

@@ -448,7 +448,30 @@ impl<'a> Builder<'a, '_> {
         };
         // The chains of one body are read together: what was consulted is each one's.
         let batch = evidence_since(self.scope, self.index, mark);
+        // Waits the function hands back to callers that map over them are waited as the map
+        // makes them: where they are built, their growth, jitter and cap are unknown.
+        let handed_back: Vec<Span> = if policies.is_empty() {
+            Vec::new()
+        } else {
+            crate::analysis::values::returned_exprs(f.block)
+                .into_iter()
+                .map(|e| self.index.of(e))
+                .collect()
+        };
+        let mapped = !handed_back.is_empty()
+            && self
+                .scope
+                .probe(|| super::strategy::mapped_by_callers(&f.sig.ident.to_string(), self.scope));
         for mut site in policies {
+            if mapped
+                && handed_back
+                    .iter()
+                    .any(|r| r.start <= site.head.start && site.head.end <= r.end)
+            {
+                for d in &mut site.delays {
+                    d.kind = DelayKind::Unknown;
+                }
+            }
             retries_at.get_or_insert(site.head);
             site.evidence.clone_from(&batch);
             self.sites.push(site);
