@@ -122,40 +122,35 @@ fn randomised_by_callers(name: &str, scope: &FileScope<'_>) -> bool {
         super::flow::for_each_name(e, &mut |n, is_call| found |= is_call && n == name);
         found
     };
-    scope
-        .fns
-        .values()
-        .flatten()
-        .filter(|g| g.sig.ident != name)
-        .any(|g| {
-            let mut values = Values(Vec::new());
-            values.visit_block(g.block);
-            if !values.0.iter().any(|e| calls_it(e)) {
-                return false;
-            }
-            let locals = Locals::of_fn(g);
-            let facts = LoopFacts::collect(g.block, &[]);
-            let current = g.sig.ident.to_string();
-            let cx = ValueCx {
-                file: scope,
-                locals: &locals,
-                facts: &facts,
-                params: None,
-                depth: 0,
-                current_fn: &current,
-            };
-            // What the call's result is bound to, once.
-            let holders: Vec<String> = locals
-                .lets
-                .iter()
-                .filter(|(_, inits)| inits.iter().any(|i| calls_it(i)))
-                .map(|(k, _)| k.clone())
-                .collect();
-            values.0.iter().any(|e| {
-                let uses = calls_it(e) || holders.iter().any(|h| super::values::mentions(e, h));
-                uses && cx.taint(e).random
-            })
+    other_fns(scope, name).any(|g| {
+        let mut values = Values(Vec::new());
+        values.visit_block(g.block);
+        if !values.0.iter().any(|e| calls_it(e)) {
+            return false;
+        }
+        let locals = Locals::of_fn(g);
+        let facts = LoopFacts::collect(g.block, &[]);
+        let current = g.sig.ident.to_string();
+        let cx = ValueCx {
+            file: scope,
+            locals: &locals,
+            facts: &facts,
+            params: None,
+            depth: 0,
+            current_fn: &current,
+        };
+        // What the call's result is bound to, once.
+        let holders: Vec<String> = locals
+            .lets
+            .iter()
+            .filter(|(_, inits)| inits.iter().any(|i| calls_it(i)))
+            .map(|(k, _)| k.clone())
+            .collect();
+        values.0.iter().any(|e| {
+            let uses = calls_it(e) || holders.iter().any(|h| super::values::mentions(e, h));
+            uses && cx.taint(e).random
         })
+    })
 }
 
 /// Whether a function of the file other than `name` maps over the waits `name` returns
@@ -189,16 +184,23 @@ pub(super) fn mapped_by_callers(name: &str, scope: &FileScope<'_>) -> bool {
         }
         fn visit_item(&mut self, _: &'a syn::Item) {}
     }
+    other_fns(scope, name).any(|g| {
+        let mut v = Maps { name, found: false };
+        v.visit_block(g.block);
+        v.found
+    })
+}
+
+/// The functions of the file other than `name`: the callers a function's result can reach.
+fn other_fns<'s, 'a>(
+    scope: &'s FileScope<'a>,
+    name: &'s str,
+) -> impl Iterator<Item = &'s LocalFn<'a>> + 's {
     scope
         .fns
         .values()
         .flatten()
-        .filter(|g| g.sig.ident != name)
-        .any(|g| {
-            let mut v = Maps { name, found: false };
-            v.visit_block(g.block);
-            v.found
-        })
+        .filter(move |g| g.sig.ident != name)
 }
 
 /// The parameter (not `self`) holding the attempt number: an integer named for counting
