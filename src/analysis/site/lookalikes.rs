@@ -1887,6 +1887,7 @@ pub(super) fn drops_probe_answers(
         /// whether it succeeded, reads its status, or matches it against patterns that keep
         /// nothing (or bind names that are themselves dropped).
         fn dropped(&self, i: usize, depth: usize) -> bool {
+            let _guard = crate::analysis::limits::enter();
             let Some(n) = self.bound.get(i) else {
                 return false;
             };
