@@ -939,8 +939,6 @@ pub(super) fn passed_to_call(body: &Block, key: &str) -> bool {
     p.found
 }
 
-/// `names`, and the `let`s of `body` computed from them (`let body = Request { model, .. }`);
-/// `from_pattern`: the names are bound by the loop's pattern, not by a `let` of the body.
 /// Whether the elements a `for` loop binds (`vars`) reach its body other than as the round's
 /// wait: used outside the waits' calls (`waits`), outside statement macros (a log line) and
 /// outside the tests that only choose what to do (a `match` on the element, an `if` or a
@@ -1129,6 +1127,10 @@ pub(super) fn tokens_name(tokens: proc_macro2::TokenStream, vars: &[String]) -> 
     })
 }
 
+/// `names`, and the `let`s of `body` computed from them (`let body = Request { model, .. }`),
+/// and the `let`s of `body` filled with them by a method (`buf.extend_from_slice(&n
+/// .to_le_bytes())`); `from_pattern`: the names are bound by the loop's pattern, not by a `let`
+/// of the body.
 pub(super) fn derived_names(body: &Block, names: &[String], from_pattern: bool) -> Vec<String> {
     let _guard = crate::analysis::limits::enter();
     let mut out = names.to_vec();
@@ -1141,6 +1143,23 @@ pub(super) fn derived_names(body: &Block, names: &[String], from_pattern: bool) 
         Vec::new()
     };
     for stmt in &body.stmts {
+        // A value the round made (a `let` of this body) filled by a method given a derived
+        // value (`bytes.extend_from_slice(&n.to_le_bytes())`, then `hasher.update(&bytes)`) is
+        // built from it too; a value from outside the round (`self`, a parameter) is not.
+        if let syn::Stmt::Expr(Expr::MethodCall(m), _) = stmt {
+            if let Expr::Path(p) = &*m.receiver {
+                if let Some(receiver) = p.path.get_ident().map(ToString::to_string) {
+                    if bound_before.contains(&receiver)
+                        && !out.contains(&receiver)
+                        && m.args
+                            .iter()
+                            .any(|a| out.iter().any(|n| value_mentions(a, n)))
+                    {
+                        out.push(receiver);
+                    }
+                }
+            }
+        }
         if let syn::Stmt::Local(l) = stmt {
             let mut bound = Vec::new();
             pat_bindings(&l.pat, &mut bound);
