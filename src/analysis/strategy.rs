@@ -156,36 +156,44 @@ fn randomised_by_callers(name: &str, scope: &FileScope<'_>) -> bool {
 /// Whether a function of the file other than `name` maps over the waits `name` returns
 /// (`delays(base, n).map(jitter)`, `self.schedule()?.map(|d| d.min(cap))`): the caller waits what
 /// its map makes of them, random, capped or fixed, so where they are built the wait is unknown.
-pub(super) fn mapped_by_callers(name: &str, scope: &FileScope<'_>) -> bool {
+/// `method`: `name` is a method, called as one (`x.schedule()`); else a free or associated
+/// function, called by its path (`schedule()`, `Policy::schedule()`).
+pub(super) fn mapped_by_callers(name: &str, method: bool, scope: &FileScope<'_>) -> bool {
     use syn::visit::Visit;
-    /// Whether `e`, through `?`, `.await` and parentheses, is a call of `name`.
-    fn calls(e: &syn::Expr, name: &str) -> bool {
+    /// Whether `e`, through `?`, `.await` and parentheses, is a call of `name` as written.
+    fn calls(e: &syn::Expr, name: &str, method: bool) -> bool {
         let _guard = super::limits::enter();
         match e {
-            syn::Expr::Try(t) => calls(&t.expr, name),
-            syn::Expr::Await(a) => calls(&a.base, name),
-            syn::Expr::Paren(p) => calls(&p.expr, name),
-            syn::Expr::Call(c) => names::callee_path(&c.func)
+            syn::Expr::Try(t) => calls(&t.expr, name, method),
+            syn::Expr::Await(a) => calls(&a.base, name, method),
+            syn::Expr::Paren(p) => calls(&p.expr, name, method),
+            syn::Expr::Call(c) if !method => names::callee_path(&c.func)
                 .and_then(names::last)
                 .is_some_and(|n| n == name),
-            syn::Expr::MethodCall(m) => m.method == name,
+            syn::Expr::MethodCall(m) if method => m.method == name,
             _ => false,
         }
     }
     struct Maps<'n> {
         name: &'n str,
+        method: bool,
         found: bool,
     }
     impl<'a> Visit<'a> for Maps<'_> {
         fn visit_expr_method_call(&mut self, m: &'a syn::ExprMethodCall) {
             let _guard = super::limits::enter();
-            self.found |= m.method == "map" && calls(&m.receiver, self.name);
+            // `map` over what the call gives: `Iterator::map` (or `Option`'s, `Result`'s).
+            self.found |= m.method == "map" && calls(&m.receiver, self.name, self.method);
             syn::visit::visit_expr_method_call(self, m);
         }
         fn visit_item(&mut self, _: &'a syn::Item) {}
     }
     other_fns(scope, name).any(|g| {
-        let mut v = Maps { name, found: false };
+        let mut v = Maps {
+            name,
+            method,
+            found: false,
+        };
         v.visit_block(g.block);
         v.found
     })

@@ -459,9 +459,11 @@ impl<'a> Builder<'a, '_> {
                 .collect()
         };
         let mapped = !handed_back.is_empty()
-            && self
-                .scope
-                .probe(|| super::strategy::mapped_by_callers(&f.sig.ident.to_string(), self.scope));
+            && self.scope.probe(|| {
+                // A function with a receiver is called as a method.
+                let method = f.sig.receiver().is_some();
+                super::strategy::mapped_by_callers(&f.sig.ident.to_string(), method, self.scope)
+            });
         for mut site in policies {
             if mapped
                 && handed_back
