@@ -403,11 +403,13 @@ pub fn policy_sites<'a>(
     scope: &FileScope<'a>,
     locals: &Locals<'a>,
     index: &LineIndex<'a>,
+    probes: &dyn Fn(&Expr) -> bool,
 ) -> Vec<RetrySite> {
     let mut v = Finder {
         scope,
         locals,
         index,
+        probes,
         found: Vec::new(),
         consumed: Vec::new(),
         middleware: Vec::new(),
@@ -560,8 +562,11 @@ struct Finder<'a, 'c> {
     /// Inside the receiver of a `.take(n)` applied to a `match`, `if` or block whose arms build
     /// strategies: whatever they build is cut to `n` waits.
     taken: usize,
-    /// Policies given to a runner whose operation goes round on an answer it turned away.
+    /// Policies given to a runner whose operation goes round on an answer it turned away, or
+    /// only asks whether something answers.
     polls: Vec<Span>,
+    /// Whether an operation (a closure's body) only asks whether something answers.
+    probes: &'c dyn Fn(&Expr) -> bool,
 }
 
 impl Finder<'_, '_> {
@@ -587,8 +592,9 @@ impl<'a> Finder<'a, '_> {
     fn note_poll(&mut self, parts: &[&'a Expr]) {
         let _guard = crate::analysis::limits::enter();
         let polls = parts.iter().any(|p| {
-            self.operation(p)
-                .is_some_and(|c| operation_polls(c, self.scope, self.locals, self.index))
+            self.operation(p).is_some_and(|c| {
+                operation_polls(c, self.scope, self.locals, self.index) || (self.probes)(&c.body)
+            })
         });
         if !polls {
             return;

@@ -2031,40 +2031,6 @@ pub(super) fn drops_probe_answers(
         }
         fn visit_item(&mut self, _: &'ast syn::Item) {}
     }
-    /// Whether a method call's receiver is a value made in the same expression (its chain
-    /// starts at a call: `Endpoint::try_from(url)?.connect_timeout(d)`), which nothing keeps
-    /// once the statement ends; not a variable, a parameter or a field.
-    fn temporary(e: &Expr) -> bool {
-        let _guard = crate::analysis::limits::enter();
-        match e {
-            Expr::Call(_) => true,
-            Expr::MethodCall(m) => temporary(&m.receiver),
-            Expr::Try(t) => temporary(&t.expr),
-            Expr::Await(a) => temporary(&a.base),
-            Expr::Paren(p) => temporary(&p.expr),
-            _ => false,
-        }
-    }
-    /// Whether a call asks whether something is up: a method or function of its chain is named
-    /// as a probe, a connection counting only when a constructor makes it, or a value made in
-    /// the same expression (which cannot keep the connection once the answer is dropped).
-    fn probes(e: &Expr) -> bool {
-        let _guard = crate::analysis::limits::enter();
-        match e {
-            Expr::Await(a) => probes(&a.base),
-            Expr::Paren(p) => probes(&p.expr),
-            Expr::MethodCall(m) => {
-                let n = m.method.to_string();
-                (names::is_probe_operation(&n)
-                    && (!names::is_connect_operation(&n) || temporary(&m.receiver)))
-                    || probes(&m.receiver)
-            }
-            Expr::Call(c) => names::callee_path(&c.func)
-                .and_then(names::last)
-                .is_some_and(|n| names::is_probe_operation(&n)),
-            _ => false,
-        }
-    }
     if !r.success_exit {
         return false;
     }
@@ -2113,9 +2079,13 @@ pub(super) fn drops_probe_answers(
                 .filter(|(s, _)| s.start <= at.start && (at.end <= s.end || s.start == at.start))
                 .map(|(_, u)| *u)
                 .collect();
-            call.is_some_and(|c| any_operation || probes(c) || receivers.safe_request(c))
-                && !tests.is_empty()
-                && tests.iter().all(|u| *u == Use::Dropped)
+            // A helper of the file that only probes gives nothing but a status: whatever the
+            // loop asks of it keeps nothing.
+            call.is_some_and(|c| super::probes::calls_status_probe(c, receivers))
+                || (call.is_some_and(|c| {
+                    any_operation || super::probes::names_a_probe(c) || receivers.safe_request(c)
+                }) && !tests.is_empty()
+                    && tests.iter().all(|u| *u == Use::Dropped))
         })
 }
 

@@ -25,6 +25,7 @@ mod errors;
 mod fixes;
 mod lookalikes;
 mod loops;
+mod probes;
 mod waits;
 
 #[allow(clippy::wildcard_imports)]
@@ -345,6 +346,11 @@ impl<'a> Builder<'a, '_> {
         }
         for (call, closure, every_error) in finder.helper_closures {
             mark = self.scope.used_count();
+            // An operation that only asks whether something answers: the runner waits for it
+            // to come up (evidence.md #3).
+            if probes::operation_only_probes(closure, &own_receivers(self.scope, &f, locals())) {
+                continue;
+            }
             retries_at.get_or_insert(self.index.of(call));
             let keys = per_attempt_keys(closure, self.scope, self.index, &name);
             let facts = AttemptFacts::of_expr(closure, self.scope, self.index, Some(locals()));
@@ -443,7 +449,9 @@ impl<'a> Builder<'a, '_> {
             Vec::new()
         } else {
             self.scope.consult(Facts::WAIT.and(Facts::BOUND), || {
-                super::policies::policy_sites(f.block, self.scope, locals(), self.index)
+                super::policies::policy_sites(f.block, self.scope, locals(), self.index, &|op| {
+                    probes::operation_only_probes(op, &own_receivers(self.scope, &f, locals()))
+                })
             })
         };
         // The chains of one body are read together: what was consulted is each one's.
@@ -964,6 +972,20 @@ fn wraps_only_a_loop(e: &Expr) -> bool {
     match e {
         Expr::Loop(l) => matches!(l.body.stmts.as_slice(), [syn::Stmt::Expr(Expr::Loop(_), _)]),
         _ => false,
+    }
+}
+
+/// Where the values a function of this file handles come from: its locals, and the fields of
+/// the type whose `impl` it is in.
+fn own_receivers<'s, 'a>(
+    scope: &'s FileScope<'a>,
+    f: &LocalFn<'a>,
+    locals: &'s Locals<'a>,
+) -> Receivers<'s, 'a> {
+    Receivers {
+        locals,
+        scope,
+        fields: f.owner.and_then(|o| scope.field_paths.get(&o.to_string())),
     }
 }
 
