@@ -591,20 +591,22 @@ impl<'a> Finder<'a, '_> {
     /// poll of a state, not a retry (evidence.md #1).
     fn note_poll(&mut self, parts: &[&'a Expr]) {
         let _guard = crate::analysis::limits::enter();
+        // The policies among the parts; the operation is read only when there is one.
+        let policies: Vec<Span> = parts
+            .iter()
+            .map(|p| self.index.of(self.bound_value(p)))
+            .filter(|at| self.found.iter().any(|(span, _)| span == at))
+            .collect();
+        if policies.is_empty() {
+            return;
+        }
         let polls = parts.iter().any(|p| {
             self.operation(p).is_some_and(|c| {
                 operation_polls(c, self.scope, self.locals, self.index) || (self.probes)(&c.body)
             })
         });
-        if !polls {
-            return;
-        }
-        for p in parts {
-            let value = self.bound_value(p);
-            let at = self.index.of(value);
-            if self.found.iter().any(|(span, _)| *span == at) {
-                self.polls.push(at);
-            }
+        if polls {
+            self.polls.extend(policies);
         }
     }
 

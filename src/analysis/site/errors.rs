@@ -362,15 +362,21 @@ impl Receivers<'_, '_> {
     /// method on a value the crate made, or the crate's function (see
     /// [`FileScope::is_crate_call`]).
     fn crate_call(&self, call: &Expr, chain: bool, list: List) -> bool {
+        self.crate_call_at(call, chain, list, 0)
+    }
+
+    /// [`Receivers::crate_call`], `lets` names followed so far (at most four, as
+    /// [`Receivers::origin`] follows them: `let a = b.clone(); let b = a.f();` is no chain).
+    fn crate_call_at(&self, call: &Expr, chain: bool, list: List, lets: usize) -> bool {
         let _guard = crate::analysis::limits::enter();
         match call {
-            Expr::Await(a) => self.crate_call(&a.base, chain, list),
-            Expr::Paren(p) => self.crate_call(&p.expr, chain, list),
-            Expr::Try(t) if chain => self.crate_call(&t.expr, chain, list),
+            Expr::Await(a) => self.crate_call_at(&a.base, chain, list, lets),
+            Expr::Paren(p) => self.crate_call_at(&p.expr, chain, list, lets),
+            Expr::Try(t) if chain => self.crate_call_at(&t.expr, chain, list, lets),
             Expr::MethodCall(m) => {
                 self.made_by(&m.receiver)
                     .is_some_and(|k| self.scope.is_crate_call(list, &k, &m.method.to_string()))
-                    || (chain && self.crate_call(&m.receiver, chain, list))
+                    || (chain && self.crate_call_at(&m.receiver, chain, list, lets))
             }
             Expr::Call(c) => match &*c.func {
                 Expr::Path(p) => {
@@ -385,17 +391,16 @@ impl Receivers<'_, '_> {
             // A request built into a name before it is sent (`let request =
             // client.get(url).timeout(d); request.send()`): the chain goes on through the one
             // `let` that binds it.
-            Expr::Path(p) if chain => {
-                p.path
-                    .get_ident()
-                    .map(ToString::to_string)
-                    .is_some_and(|n| match self.locals.lets.get(&n).map(Vec::as_slice) {
-                        Some([one]) if !crate::analysis::values::mentions(one, &n) => {
-                            self.crate_call(one, chain, list)
-                        }
-                        _ => false,
-                    })
-            }
+            Expr::Path(p) if chain && lets < 4 => p
+                .path
+                .get_ident()
+                .map(ToString::to_string)
+                .is_some_and(|n| match self.locals.lets.get(&n).map(Vec::as_slice) {
+                    Some([one]) if !crate::analysis::values::mentions(one, &n) => {
+                        self.crate_call_at(one, chain, list, lets + 1)
+                    }
+                    _ => false,
+                }),
             _ => false,
         }
     }

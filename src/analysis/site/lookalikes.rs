@@ -1851,8 +1851,15 @@ pub(super) fn drops_probe_answers(
         if t.path.is_ident("Err") {
             Some(Kept::Use(Use::Dropped))
         } else if t.path.is_ident("Ok") {
+            // A pattern that binds nothing (`Ok(true)`, `Ok(Health::Serving)`) only compares
+            // the answer: it keeps nothing of it.
+            let binds_nothing = |q: &syn::Pat| {
+                let mut names = Vec::new();
+                pat_bindings(q, &mut names);
+                names.is_empty()
+            };
             Some(match t.elems.iter().collect::<Vec<_>>()[..] {
-                [q] if dropped(q) => Kept::Use(Use::Dropped),
+                [q] if dropped(q) || binds_nothing(q) => Kept::Use(Use::Dropped),
                 [syn::Pat::Ident(i)] if i.subpat.is_none() => Kept::Named(i.ident.to_string()),
                 _ => Kept::Use(Use::Kept),
             })

@@ -151,9 +151,11 @@ fn asks_only_whether_up(f: &LocalFn<'_>, outer: &Receivers<'_, '_>, depth: usize
         probed: false,
         escaped: false,
         changes: false,
+        other_failure: false,
+        returns: Ctx::Dropped,
     };
     w.block(f.block, Ctx::Dropped);
-    w.probed && !w.escaped && !w.changes
+    w.probed && !w.escaped && !w.changes && !w.other_failure
 }
 
 /// Where a value goes: dropped (a statement's, a test's subject, the helper's own value, which
@@ -174,6 +176,12 @@ struct Flow<'r, 's, 'a> {
     escaped: bool,
     /// A request that changes something (a known request call that is not a safe one).
     changes: bool,
+    /// A `?` on something other than a probe or its answer: the function fails when another
+    /// operation does.
+    other_failure: bool,
+    /// Where a `return`'s value goes: nowhere for a function whose success carries nothing,
+    /// to the runner's caller for a closure handed to one.
+    returns: Ctx,
 }
 
 impl Flow<'_, '_, '_> {
@@ -227,6 +235,16 @@ impl Flow<'_, '_, '_> {
                     Expr::MethodCall(_) | Expr::Call(_) if self.w.is_probe(e) => {
                         self.found = true;
                     }
+                    Expr::Macro(m) if names::last(&m.mac.path).as_deref() == Some("matches") => {
+                        if let Some((subject, _)) = crate::analysis::status::parse_matches(&m.mac) {
+                            let mut inner = Find {
+                                w: self.w,
+                                found: false,
+                            };
+                            inner.visit_expr(&subject);
+                            self.found |= inner.found;
+                        }
+                    }
                     _ => syn::visit::visit_expr(self, e),
                 }
             }
@@ -278,7 +296,8 @@ impl Flow<'_, '_, '_> {
                         }
                     }
                 }
-                Stmt::Expr(e, _) => self.expr(e, ctx),
+                Stmt::Expr(e, None) => self.expr(e, ctx),
+                Stmt::Expr(e, Some(_)) => self.expr(e, Ctx::Dropped),
                 Stmt::Item(_) | Stmt::Macro(_) => {}
             }
         }
@@ -418,7 +437,14 @@ impl Flow<'_, '_, '_> {
             }
             Expr::Closure(c) => self.expr(&c.body, ctx),
             Expr::Await(a) => self.expr(&a.base, ctx),
-            Expr::Try(t) => self.expr(&t.expr, ctx),
+            Expr::Try(t) => {
+                // A failure of anything but the probe ends the function too: it does more than
+                // ask whether something answers.
+                if !self.tainted(&t.expr) {
+                    self.other_failure = true;
+                }
+                self.expr(&t.expr, ctx);
+            }
             Expr::Paren(p) => self.expr(&p.expr, ctx),
             Expr::Group(g) => self.expr(&g.expr, ctx),
             Expr::Reference(r) => self.expr(&r.expr, ctx),
@@ -462,7 +488,16 @@ impl Flow<'_, '_, '_> {
             }
             Expr::Return(r) => {
                 if let Some(x) = &r.expr {
-                    self.expr(x, ctx);
+                    self.expr(x, self.returns);
+                }
+            }
+            // `matches!(answer, Ok(r) if r.status() == 200)` tests the answer.
+            Expr::Macro(m) if names::last(&m.mac.path).as_deref() == Some("matches") => {
+                if let Some((subject, pat)) = crate::analysis::status::parse_matches(&m.mac) {
+                    self.expr(&subject, Ctx::Dropped);
+                    if self.tainted(&subject) {
+                        self.bind(&pat);
+                    }
                 }
             }
             Expr::Break(b) => {
@@ -487,12 +522,83 @@ impl Flow<'_, '_, '_> {
 /// `|| async { self.upcheck().await }`. Its value carries nothing, so the runner waits for the
 /// other side to come up; it repeats no request.
 pub(super) fn operation_only_probes(body: &Expr, receivers: &Receivers<'_, '_>) -> bool {
+    hands_back_status_probe(body, receivers)
+        || receivers.scope.probe(|| closure_probes(body, receivers))
+}
+
+/// Whether an operation's body, read as a whole, makes a probe or a safe request and hands
+/// nothing of its answer back to the runner (or anywhere else): `|| async { let ok =
+/// matches!(client.get(&url).send().await, Ok(r) if r.status() == 200); ensure!(ok, "not
+/// yet"); Ok(()) }`.
+fn closure_probes(body: &Expr, receivers: &Receivers<'_, '_>) -> bool {
+    if !hands_back_nothing(body) {
+        return false;
+    }
+    let mut w = Flow {
+        receivers,
+        depth: 0,
+        answers: HashSet::new(),
+        probed: false,
+        escaped: false,
+        changes: false,
+        other_failure: false,
+        returns: Ctx::Kept,
+    };
+    match body {
+        Expr::Async(a) => w.block(&a.block, Ctx::Kept),
+        Expr::Block(b) => w.block(&b.block, Ctx::Kept),
+        other => w.expr(other, Ctx::Kept),
+    }
+    w.probed && !w.escaped && !w.changes && !w.other_failure
+}
+
+/// Whether every value an operation's body hands back carries nothing: `()`, `Ok(())`,
+/// `Ok(true)`, an `Err(..)`, a macro that fails (`bail!(..)`), through blocks, `if` and `match`.
+fn hands_back_nothing(body: &Expr) -> bool {
+    fn nothing(e: &Expr) -> bool {
+        let _guard = crate::analysis::limits::enter();
+        match e {
+            Expr::Tuple(t) => t.elems.is_empty(),
+            Expr::Lit(l) => matches!(l.lit, syn::Lit::Bool(_)),
+            Expr::Macro(_) => true,
+            Expr::Call(c) => match &*c.func {
+                Expr::Path(p) if p.path.is_ident("Err") => true,
+                Expr::Path(p) if p.path.is_ident("Ok") || p.path.is_ident("Some") => {
+                    c.args.len() == 1 && nothing(&c.args[0])
+                }
+                _ => false,
+            },
+            Expr::Block(b) => block_nothing(&b.block),
+            Expr::If(i) => {
+                block_nothing(&i.then_branch)
+                    && i.else_branch.as_ref().is_some_and(|(_, x)| nothing(x))
+            }
+            Expr::Match(m) => m.arms.iter().all(|a| nothing(&a.body)),
+            Expr::Paren(p) => nothing(&p.expr),
+            _ => false,
+        }
+    }
+    fn block_nothing(b: &Block) -> bool {
+        crate::analysis::values::returned_exprs(b)
+            .into_iter()
+            .all(nothing)
+    }
+    match body {
+        Expr::Async(a) => block_nothing(&a.block),
+        Expr::Block(b) => block_nothing(&b.block),
+        other => nothing(other),
+    }
+}
+
+/// Whether an operation hands back what a function that only probes gives (see
+/// [`calls_status_probe`]).
+fn hands_back_status_probe(body: &Expr, receivers: &Receivers<'_, '_>) -> bool {
     let _guard = crate::analysis::limits::enter();
     match body {
         Expr::Async(a) => tail_only_probes(&a.block, receivers),
         Expr::Block(b) => tail_only_probes(&b.block, receivers),
-        Expr::Paren(p) => operation_only_probes(&p.expr, receivers),
-        Expr::Await(a) => operation_only_probes(&a.base, receivers),
+        Expr::Paren(p) => hands_back_status_probe(&p.expr, receivers),
+        Expr::Await(a) => hands_back_status_probe(&a.base, receivers),
         Expr::MethodCall(_) | Expr::Call(_) => calls_status_probe(body, receivers),
         _ => false,
     }
@@ -500,7 +606,7 @@ pub(super) fn operation_only_probes(body: &Expr, receivers: &Receivers<'_, '_>) 
 
 fn tail_only_probes(b: &Block, receivers: &Receivers<'_, '_>) -> bool {
     match b.stmts.last() {
-        Some(Stmt::Expr(e, None)) => operation_only_probes(e, receivers),
+        Some(Stmt::Expr(e, None)) => hands_back_status_probe(e, receivers),
         _ => false,
     }
 }
