@@ -323,11 +323,12 @@ impl Flow<'_, '_, '_> {
             Expr::MethodCall(m) => {
                 let method = m.method.to_string();
                 let probe = self.call(e, ctx);
-                // Asking of an answer whether it succeeded, or its status, keeps nothing else.
+                // Asking of an answer whether it succeeded, or its status, keeps nothing else
+                // (`.ok()` keeps the answer itself; `.err()` only the failure).
                 let reads_status = m.args.is_empty()
                     && (matches!(
                         method.as_str(),
-                        "is_ok" | "is_err" | "is_some" | "is_none" | "ok" | "err"
+                        "is_ok" | "is_err" | "is_some" | "is_none" | "err"
                     ) || names::is_status_text(&method)
                         || self.receivers.scope.is_status_accessor(&method));
                 let tainted = self.tainted(&m.receiver);
@@ -554,7 +555,16 @@ fn closure_probes(body: &Expr, receivers: &Receivers<'_, '_>) -> bool {
 
 /// Whether every value an operation's body hands back carries nothing: `()`, `Ok(())`,
 /// `Ok(true)`, an `Err(..)`, a macro that fails (`bail!(..)`), through blocks, `if` and `match`.
+/// What an `Ok(..)` wraps must be seen to be `()` or a `bool`: a macro there (`json!(..)`) may
+/// hold the answer.
 fn hands_back_nothing(body: &Expr) -> bool {
+    fn unit_or_bool(e: &Expr) -> bool {
+        match e {
+            Expr::Tuple(t) => t.elems.is_empty(),
+            Expr::Lit(l) => matches!(l.lit, syn::Lit::Bool(_)),
+            _ => false,
+        }
+    }
     fn nothing(e: &Expr) -> bool {
         let _guard = crate::analysis::limits::enter();
         match e {
@@ -564,7 +574,7 @@ fn hands_back_nothing(body: &Expr) -> bool {
             Expr::Call(c) => match &*c.func {
                 Expr::Path(p) if p.path.is_ident("Err") => true,
                 Expr::Path(p) if p.path.is_ident("Ok") || p.path.is_ident("Some") => {
-                    c.args.len() == 1 && nothing(&c.args[0])
+                    c.args.len() == 1 && unit_or_bool(&c.args[0])
                 }
                 _ => false,
             },
