@@ -2088,11 +2088,11 @@ pub(super) fn drops_probe_answers(
                 .collect();
             // A helper of the file that only probes gives nothing but a status: whatever the
             // loop asks of it keeps nothing.
-            call.is_some_and(|c| super::probes::calls_status_probe(c, receivers))
-                || (call.is_some_and(|c| {
-                    any_operation || super::probes::names_a_probe(c) || receivers.safe_request(c)
-                }) && !tests.is_empty()
-                    && tests.iter().all(|u| *u == Use::Dropped))
+            (call.is_some_and(|c| {
+                any_operation || super::probes::names_a_probe(c) || receivers.safe_request(c)
+            }) && !tests.is_empty()
+                && tests.iter().all(|u| *u == Use::Dropped))
+                || call.is_some_and(|c| super::probes::calls_status_probe(c, receivers))
         })
 }
 

@@ -17,7 +17,7 @@ use crate::analysis::values::Locals;
 use crate::analysis::Via;
 
 /// How deep a probe may sit behind helpers that call helpers.
-const MAX_DEPTH: usize = 2;
+const MAX_DEPTH: usize = 1;
 
 /// Whether a call asks whether something is up by what its chain names: a probe's name
 /// (`probe-words`), a connection counting only when a constructor makes it in the same
@@ -319,6 +319,10 @@ impl Flow<'_, '_, '_> {
 
     fn expr(&mut self, e: &Expr, ctx: Ctx) {
         let _guard = crate::analysis::limits::enter();
+        // Once the function is known to do more than probe, the rest of it changes nothing.
+        if self.escaped || self.changes || self.other_failure {
+            return;
+        }
         match e {
             Expr::MethodCall(m) => {
                 let method = m.method.to_string();
