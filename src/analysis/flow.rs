@@ -282,6 +282,9 @@ pub struct FlowResult {
     /// The operations whose results were tested, with the call that makes each (the tested
     /// expression, or the `let` it was bound by).
     pub tested_calls: Vec<(String, Span)>,
+    /// How each of `tested_calls` names its callee, in the same order (`None`: neither a
+    /// method call nor a call of a path).
+    pub tested_vias: Vec<Option<crate::analysis::Via>>,
 }
 
 impl FlowResult {
@@ -1674,6 +1677,9 @@ impl<'a, 'c> Flow<'a, 'c> {
         if let Some(op) = self.op_of(scrutinee) {
             let call = self.op_call_of(scrutinee).unwrap_or(scrutinee);
             self.result.tested_calls.push((op, self.index.of(call)));
+            self.result
+                .tested_vias
+                .push(callee_via(call, self.status.file));
         }
         self.result.tested_exprs.push(self.index.of(scrutinee));
     }
@@ -2190,5 +2196,25 @@ fn is_err_value(e: &Expr) -> bool {
             is_err_value(&m.receiver)
         }
         _ => false,
+    }
+}
+
+/// How a call names its callee (see [`crate::analysis::Via`]): a method, or the path it calls
+/// resolved through the file's `use`; `None` for anything else.
+fn callee_via(
+    call: &Expr,
+    scope: &crate::analysis::scope::FileScope<'_>,
+) -> Option<crate::analysis::Via> {
+    let _guard = crate::analysis::limits::enter();
+    match call {
+        Expr::Await(a) => callee_via(&a.base, scope),
+        Expr::Paren(p) => callee_via(&p.expr, scope),
+        Expr::Try(t) => callee_via(&t.expr, scope),
+        Expr::MethodCall(_) => Some(crate::analysis::Via::Method),
+        Expr::Call(c) => match &*c.func {
+            Expr::Path(p) => Some(scope.via_of(&p.path)),
+            _ => None,
+        },
+        _ => None,
     }
 }

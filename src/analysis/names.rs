@@ -492,11 +492,31 @@ pub fn remote_request(op: &str, call: &str) -> Option<bool> {
     {
         return Some(true);
     }
-    let named_client = call
-        .split(|c: char| !c.is_alphanumeric())
+    names_a_client(call).then_some(true)
+}
+
+/// [`remote_request`] for a function of the workspace whose body was read and makes no request
+/// it can tell: the function's own name is the workspace's word for its code, no evidence of
+/// what it does; what the call's receiver and arguments name still is (`meta_client.get_tasks()`
+/// asks a client of the workspace), and a local operation stays local.
+#[must_use]
+pub fn remote_request_of_own(op: &str, call: &str) -> Option<bool> {
+    let squeezed: String = call.chars().filter(|c| !c.is_whitespace()).collect();
+    if REMOTE_LOCAL_PATHS.iter().any(|p| squeezed.contains(p))
+        || known::builtin().word(List::LocalOperations, &op.to_ascii_lowercase())
+    {
+        return Some(false);
+    }
+    names_a_client(&call.replacen(op, " ", 1)).then_some(true)
+}
+
+/// Whether a call's text names a client of a service (`client-words`, split at non-letters and
+/// at camel case).
+fn names_a_client(call: &str) -> bool {
+    let v = known::builtin();
+    call.split(|c: char| !c.is_alphanumeric())
         .flat_map(camel_words)
-        .any(|w| v.word(List::ClientWords, &w));
-    named_client.then_some(true)
+        .any(|w| v.word(List::ClientWords, &w))
 }
 
 /// The lowercase words of an identifier written in camel case (`RpcRequest` → `rpc`,

@@ -184,8 +184,9 @@ pub(super) fn is_blind(result: &FlowResult, body: &Block) -> bool {
 
 /// The remote request whose every error goes round again with nothing testing which error it
 /// was: no failing path picks a kind of error or a status, and no failure leaves the loop after
-/// its error was inspected. The request is told by its call (see [`names::remote_request`]), or
-/// by the body of a function of this file it calls (`self.get_balance(..)` sending an RPC).
+/// its error was inspected. A call of a function of the workspace is told by that function's
+/// body (`self.get_balance(..)` sending an RPC), never by its name; any other call by its words
+/// (see [`names::remote_request`]).
 ///
 /// A call that fails on transport only (reqwest's `send()`: a 4xx is an `Ok(Response)`), or
 /// that reaches only this machine (an embedded store, a Unix-domain socket), is not such a
@@ -210,17 +211,26 @@ pub(super) fn unclassified(
     }
     let mut found = None;
     for op in failing.iter().filter_map(|c| c.op.as_deref()) {
-        for (name, span) in result.tested_calls.iter().filter(|(n, _)| n == op) {
+        let calls = result.tested_calls.iter().zip(&result.tested_vias);
+        for ((name, span), via) in calls.filter(|((n, _), _)| n == op) {
             if no_client_errors.contains(span) {
                 continue;
             }
-            let remote = names::remote_request(name, index.text(*span)).or_else(|| {
-                scope.consult(Facts::ERRORS, || {
-                    scope
-                        .function_via(name, None)
-                        .and_then(|f| makes_remote_request(f.block))
-                })
+            // A function of the workspace is read through its own code: what its body calls
+            // says whether it asks another machine, not what its name says.
+            let own = scope.consult(Facts::ERRORS, || {
+                scope
+                    .function_via(name, via.as_ref())
+                    .map(|f| makes_remote_request(f.block))
             });
+            let text = index.text(*span);
+            let remote = match own {
+                // What only reaches this machine stays so, whatever the body is read to call.
+                _ if names::remote_request(name, text) == Some(false) => Some(false),
+                Some(Some(found)) => Some(found),
+                Some(None) => names::remote_request_of_own(name, text),
+                None => names::remote_request(name, text),
+            };
             match remote {
                 Some(false) => return None,
                 Some(true) if found.is_none() => {
