@@ -193,6 +193,10 @@ lists! {
         /// Calls (by crate and method) that make a request that changes nothing (HTTP `GET`,
         /// `HEAD`): a loop that drops all but its status asked whether the server answers.
         SafeRequestCalls = "safe-request-calls", safe_request_calls;
+        /// Calls (by crate and method) that wait a timer's fixed period (tokio's
+        /// `Interval::tick`), on a value the crate made: a `tick()` of anything else waits what
+        /// its own code says.
+        PeriodTicks = "period-ticks", period_ticks;
     }
     // Vocabulary (`models/vocabulary.toml`): words of project code's names, each list read by
     // one predicate of `names.rs` (which says how it is matched: a whole name, a word of it, a

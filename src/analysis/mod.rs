@@ -106,6 +106,8 @@ pub struct Extensions {
     pub process_handles: Vec<String>,
     /// Calls that make a request that changes nothing (HTTP `GET`, `HEAD`).
     pub safe_request_calls: Vec<String>,
+    /// Calls (`crate::method`) that wait a timer's fixed period (tokio's `Interval::tick`).
+    pub period_ticks: Vec<String>,
     /// Retry crates' policies (`[[extend.policies]]`), tried before the built-in ones.
     pub policies: Vec<policy_model::PolicyModel>,
     /// Words added to the vocabulary lists (`models/vocabulary.toml`: `retry-words`,
@@ -150,6 +152,7 @@ impl Extensions {
             L::PromptCrates => &self.prompt_crates,
             L::ProcessHandles => &self.process_handles,
             L::SafeRequestCalls => &self.safe_request_calls,
+            L::PeriodTicks => &self.period_ticks,
             _ => self.vocabulary.get(&list).map_or(&[], Vec::as_slice),
         }
     }
@@ -189,6 +192,7 @@ impl Extensions {
             L::PromptCrates => &mut self.prompt_crates,
             L::ProcessHandles => &mut self.process_handles,
             L::SafeRequestCalls => &mut self.safe_request_calls,
+            L::PeriodTicks => &mut self.period_ticks,
             _ => self.vocabulary.entry(list).or_default(),
         }
     }

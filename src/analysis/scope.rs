@@ -438,6 +438,22 @@ impl<'a> FileScope<'a> {
             || Extensions::matches(self.ext.list(list), &full)
     }
 
+    /// Whether a method is the tick of a timer of the models' `period-ticks` (or a team's), by
+    /// its name alone: which crate made its receiver is asked apart (see
+    /// [`FileScope::is_crate_call`]).
+    #[must_use]
+    pub fn is_period_tick(&self, method: &str) -> bool {
+        known::builtin()
+            .entries(List::PeriodTicks)
+            .iter()
+            .any(|e| e.text.rsplit("::").next() == Some(method))
+            || self
+                .ext
+                .period_ticks
+                .iter()
+                .any(|e| e.rsplit("::").next() == Some(method))
+    }
+
     /// Whether a resolved path is in a module of in-process channels (`in-process-channels` of
     /// the models, or a team's): `tokio::sync::mpsc::UnboundedSender`, `std::sync::mpsc::SendError`.
     #[must_use]

@@ -416,7 +416,7 @@ impl Receivers<'_, '_> {
     }
 
     /// The crate that made an expression's value (see [`Receivers::origin`]).
-    fn made_by(&self, e: &Expr) -> Option<String> {
+    pub(super) fn made_by(&self, e: &Expr) -> Option<String> {
         self.origin(e, 0)?.into_iter().next()
     }
 

@@ -6,6 +6,7 @@ use syn::visit::Visit;
 use syn::{Block, Expr};
 
 use crate::analysis::flow::FlowResult;
+use crate::analysis::known::List;
 use crate::analysis::names;
 use crate::analysis::scope::{Facts, FileScope, LocalFn};
 use crate::analysis::values::{Locals, LoopFacts, Taint, ValueCx};
@@ -111,7 +112,15 @@ impl<'a> Builder<'a, '_> {
     ) -> Vec<Delay> {
         let _guard = crate::analysis::limits::enter();
         let mut out = Vec::new();
+        let opaque = Taint {
+            opaque: true,
+            ..Taint::default()
+        };
         for (call, arg, blocking) in &waits.sleeps {
+            if !self.ticks_a_known_period(call, values) {
+                out.push(delay_of(self.index.of(*call), opaque));
+                continue;
+            }
             let t = arg.map_or(Taint::default(), |a| values.taint(a));
             let mut d = delay_of(self.index.of(*call), t);
             d.blocking = *blocking;
@@ -120,10 +129,6 @@ impl<'a> Builder<'a, '_> {
             }
             out.push(d);
         }
-        let opaque = Taint {
-            opaque: true,
-            ..Taint::default()
-        };
         for call in &waits.unknown {
             out.push(delay_of(self.index.of(*call), opaque));
         }
@@ -147,6 +152,32 @@ impl<'a> Builder<'a, '_> {
         }
         out.sort_by_key(|d| d.span.start);
         out
+    }
+
+    /// Whether a wait is anything but a timer's tick on a value no timer crate is seen to make:
+    /// a tick of the models' `period-ticks` (tokio's `Interval::tick`) on a value its crate made
+    /// waits its fixed period; one on a type of the workspace or of another crate waits what
+    /// its code says (a `Backoff` whose `tick` sleeps a growing, jittered time), unknown here.
+    fn ticks_a_known_period(&self, call: &Expr, values: &ValueCx<'a, '_>) -> bool {
+        let mut e = call;
+        while let Expr::Await(a) = e {
+            e = &a.base;
+        }
+        let Expr::MethodCall(m) = e else {
+            return true;
+        };
+        if !m.args.is_empty() || !self.scope.is_period_tick(&m.method.to_string()) {
+            return true;
+        }
+        let receivers = Receivers {
+            locals: values.locals,
+            scope: self.scope,
+            fields: None,
+        };
+        receivers.made_by(&m.receiver).is_some_and(|k| {
+            self.scope
+                .is_crate_call(List::PeriodTicks, &k, &m.method.to_string())
+        })
     }
 
     /// The one sleep of a small waiting helper of this file (`backoff(attempt).await`): its
@@ -1045,8 +1076,9 @@ impl<'a> Visit<'a> for SleepFinder<'a, '_> {
                     self.unknown_waits.push(e);
                 } else if self.scope.is_sleep_method(&name) && m.args.len() == 1 {
                     self.sleeps.push((e, m.args.first(), false));
-                } else if name == "tick" && m.args.is_empty() {
-                    // `interval.tick().await`: waits the interval's fixed period.
+                } else if m.args.is_empty() && self.scope.is_period_tick(&name) {
+                    // `interval.tick().await`: waits the interval's fixed period, if a timer
+                    // crate made it (see [`Builder::ticks_a_known_period`]).
                     self.sleeps.push((e, None, false));
                 } else if matches!(&*m.receiver, Expr::Path(p) if p.path.is_ident("self"))
                     || self.scope.probe(|| {
