@@ -249,3 +249,60 @@ fn strip_deref(mut e: &Expr) -> &Expr {
         }
     }
 }
+
+/// Whether a guard asks a call that changes state the function keeps across attempts: a method
+/// of a value a `let mut` before the loop bound, which the loop neither binds nor assigns
+/// (`if !backoff.tick().await`, `let Some(d) = policy.next_delay()
+/// else { .. }`), or a call handed such a value by `&mut` (`next_retry(&mut attempts, max)`).
+/// What such a call answers is its own code's (a count, a budget, a schedule), not read here:
+/// an exit it guards is one the analysis cannot read, and the loop's bound is unknown, not absent.
+#[must_use]
+pub fn asks_kept_state(guard: &Expr, locals: &Locals<'_>, facts: &LoopFacts<'_>) -> bool {
+    struct V<'f, 'a> {
+        locals: &'f Locals<'a>,
+        facts: &'f LoopFacts<'a>,
+        found: bool,
+    }
+    impl V<'_, '_> {
+        /// A `let mut` of the function that the loop neither binds nor assigns: state made
+        /// before the loop and changed only through the calls given it.
+        fn kept(&self, e: &Expr) -> bool {
+            place_key(e)
+                .is_some_and(|k| self.locals.mutable.contains(&k) && !self.facts.remakes(&k))
+        }
+    }
+    impl<'ast> Visit<'ast> for V<'_, '_> {
+        fn visit_expr(&mut self, e: &'ast Expr) {
+            let _guard = crate::analysis::limits::enter();
+            if self.found {
+                return;
+            }
+            match e {
+                Expr::MethodCall(m) if self.kept(&m.receiver) => self.found = true,
+                Expr::MethodCall(m)
+                    if m.args.iter().any(|a| {
+                        matches!(a, Expr::Reference(r) if r.mutability.is_some() && self.kept(&r.expr))
+                    }) =>
+                {
+                    self.found = true;
+                }
+                Expr::Call(c)
+                    if c.args.iter().any(|a| {
+                        matches!(a, Expr::Reference(r) if r.mutability.is_some() && self.kept(&r.expr))
+                    }) =>
+                {
+                    self.found = true;
+                }
+                Expr::Closure(_) => {}
+                _ => syn::visit::visit_expr(self, e),
+            }
+        }
+    }
+    let mut v = V {
+        locals,
+        facts,
+        found: false,
+    };
+    v.visit_expr(guard);
+    v.found
+}

@@ -257,7 +257,10 @@ impl Continue {
     #[must_use]
     pub fn limited(&self, counters_visible: bool) -> bool {
         self.stepped
-            || matches!(self.bound, Some(BoundKind::Deadline | BoundKind::Schedule))
+            || matches!(
+                self.bound,
+                Some(BoundKind::Deadline | BoundKind::Schedule | BoundKind::Unread)
+            )
             || (self.bound == Some(BoundKind::Counter) && !counters_visible)
     }
 }
@@ -493,7 +496,10 @@ impl<'a, 'c> Flow<'a, 'c> {
     fn hint(states: &mut [PathState], kind: Option<BoundKind>) {
         if let Some(k) = kind {
             for s in states {
-                s.bound = Some(k);
+                // A limit the analysis reads is not traded for one it cannot.
+                if k != BoundKind::Unread || s.bound.is_none() {
+                    s.bound = Some(k);
+                }
             }
         }
     }
@@ -501,7 +507,10 @@ impl<'a, 'c> Flow<'a, 'c> {
     /// Whether a guard on an exit limits the retries: an attempt counter, a clock, a schedule.
     fn bound_kind_of(&self, guard: &Expr) -> Option<BoundKind> {
         let _guard = crate::analysis::limits::enter();
-        super::bound::bound_kind(guard, self.facts, self.status.locals)
+        super::bound::bound_kind(guard, self.facts, self.status.locals).or_else(|| {
+            super::bound::asks_kept_state(guard, self.status.locals, self.facts)
+                .then_some(BoundKind::Unread)
+        })
     }
 
     /// A wait call: every path through it has waited.

@@ -160,6 +160,8 @@ pub struct Locals<'a> {
     pub statuses: HashSet<String>,
     /// The written type of each parameter (`js` → `&async_nats::jetstream::Context`).
     pub param_types: HashMap<String, &'a syn::Type>,
+    /// Names a `let mut` binds: state the function changes in place (`let mut backoff = ..`).
+    pub mutable: HashSet<String>,
 }
 
 impl<'a> Locals<'a> {
@@ -229,6 +231,15 @@ impl<'a> Locals<'a> {
 impl<'a> Visit<'a> for Locals<'a> {
     fn visit_local(&mut self, node: &'a syn::Local) {
         let _guard = crate::analysis::limits::enter();
+        let mut pat = &node.pat;
+        while let Pat::Type(t) = pat {
+            pat = &t.pat;
+        }
+        if let Pat::Ident(i) = pat {
+            if i.mutability.is_some() {
+                self.mutable.insert(i.ident.to_string());
+            }
+        }
         if let Some(init) = &node.init {
             self.bind(&node.pat, &init.expr);
         }
@@ -313,6 +324,8 @@ pub struct LoopFacts<'a> {
     pub clamped: HashSet<String>,
     /// What each name a `let` of the body binds is bound to (`let next = attempt + 1;`).
     bound: HashMap<String, Vec<&'a Expr>>,
+    /// Every name a `let` of the body binds, whatever its pattern.
+    lets: HashSet<String>,
 }
 
 impl<'a> LoopFacts<'a> {
@@ -324,6 +337,13 @@ impl<'a> LoopFacts<'a> {
         f.recount();
         f.counters.extend(extra_counters.iter().cloned());
         f
+    }
+
+    /// Whether the body binds `name` with a `let` of its own, or assigns or steps it: a value
+    /// made anew on some pass, not one kept as it was from before the loop.
+    #[must_use]
+    pub fn remakes(&self, name: &str) -> bool {
+        self.lets.contains(name) || self.mutations.contains_key(name)
     }
 
     /// Marks as counters the places stepped by one (`x += 1`, `x = x - 1`), and as grown
@@ -461,6 +481,9 @@ impl<'a> Visit<'a> for LoopFacts<'a> {
                 .or_default()
                 .push(&init.expr);
         }
+        let mut names = Vec::new();
+        pat_bindings(&node.pat, &mut names);
+        self.lets.extend(names);
         syn::visit::visit_local(self, node);
     }
 
