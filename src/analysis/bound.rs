@@ -270,6 +270,13 @@ pub fn asks_kept_state(guard: &Expr, locals: &Locals<'_>, facts: &LoopFacts<'_>)
             place_key(e)
                 .is_some_and(|k| self.locals.mutable.contains(&k) && !self.facts.remakes(&k))
         }
+
+        /// Whether a call's arguments hand it kept state by `&mut`.
+        fn lends_kept(&self, args: &syn::punctuated::Punctuated<Expr, syn::Token![,]>) -> bool {
+            args.iter().any(
+                |a| matches!(a, Expr::Reference(r) if r.mutability.is_some() && self.kept(&r.expr)),
+            )
+        }
     }
     impl<'ast> Visit<'ast> for V<'_, '_> {
         fn visit_expr(&mut self, e: &'ast Expr) {
@@ -278,21 +285,10 @@ pub fn asks_kept_state(guard: &Expr, locals: &Locals<'_>, facts: &LoopFacts<'_>)
                 return;
             }
             match e {
-                Expr::MethodCall(m) if self.kept(&m.receiver) => self.found = true,
-                Expr::MethodCall(m)
-                    if m.args.iter().any(|a| {
-                        matches!(a, Expr::Reference(r) if r.mutability.is_some() && self.kept(&r.expr))
-                    }) =>
-                {
+                Expr::MethodCall(m) if self.kept(&m.receiver) || self.lends_kept(&m.args) => {
                     self.found = true;
                 }
-                Expr::Call(c)
-                    if c.args.iter().any(|a| {
-                        matches!(a, Expr::Reference(r) if r.mutability.is_some() && self.kept(&r.expr))
-                    }) =>
-                {
-                    self.found = true;
-                }
+                Expr::Call(c) if self.lends_kept(&c.args) => self.found = true,
                 Expr::Closure(_) => {}
                 _ => syn::visit::visit_expr(self, e),
             }

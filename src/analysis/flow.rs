@@ -283,18 +283,16 @@ pub struct FlowResult {
     /// A condition reads a classifier's verdict held in a variable (`if should_retry { .. }`).
     pub reads_verdict: bool,
     /// The operations whose results were tested, with the call that makes each (the tested
-    /// expression, or the `let` it was bound by).
-    pub tested_calls: Vec<(String, Span)>,
-    /// How each of `tested_calls` names its callee, in the same order (`None`: neither a
-    /// method call nor a call of a path).
-    pub tested_vias: Vec<Option<crate::analysis::Via>>,
+    /// expression, or the `let` it was bound by) and how that call names its callee (`None`:
+    /// neither a method call nor a call of a path).
+    pub tested_calls: Vec<(String, Span, Option<crate::analysis::Via>)>,
 }
 
 impl FlowResult {
     /// Names of the operations whose results were tested (`send`, `connect`,
     /// `compare_exchange`).
     pub fn tested_ops(&self) -> impl Iterator<Item = &str> {
-        self.tested_calls.iter().map(|(name, _)| name.as_str())
+        self.tested_calls.iter().map(|(name, _, _)| name.as_str())
     }
 
     /// The ways round after a failure that retry it: the operation may have failed, the path
@@ -1685,10 +1683,10 @@ impl<'a, 'c> Flow<'a, 'c> {
         }
         if let Some(op) = self.op_of(scrutinee) {
             let call = self.op_call_of(scrutinee).unwrap_or(scrutinee);
-            self.result.tested_calls.push((op, self.index.of(call)));
+            let via = callee_via(call, self.status.file);
             self.result
-                .tested_vias
-                .push(callee_via(call, self.status.file));
+                .tested_calls
+                .push((op, self.index.of(call), via));
         }
         self.result.tested_exprs.push(self.index.of(scrutinee));
     }

@@ -507,7 +507,17 @@ pub fn remote_request_of_own(op: &str, call: &str) -> Option<bool> {
     {
         return Some(false);
     }
-    names_a_client(&call.replacen(op, " ", 1)).then_some(true)
+    // The callee's own name where the call names it (`op(` or `op::<`), not a receiver that
+    // happens to contain it (`connect_pool.connect()`).
+    let at = [format!("{op}("), format!("{op}::<")]
+        .iter()
+        .filter_map(|p| call.rfind(p.as_str()))
+        .min();
+    let rest = match at {
+        Some(i) => format!("{} {}", &call[..i], &call[i + op.len()..]),
+        None => call.to_owned(),
+    };
+    names_a_client(&rest).then_some(true)
 }
 
 /// Whether a call's text names a client of a service (`client-words`, split at non-letters and

@@ -211,8 +211,7 @@ pub(super) fn unclassified(
     }
     let mut found = None;
     for op in failing.iter().filter_map(|c| c.op.as_deref()) {
-        let calls = result.tested_calls.iter().zip(&result.tested_vias);
-        for ((name, span), via) in calls.filter(|((n, _), _)| n == op) {
+        for (name, span, via) in result.tested_calls.iter().filter(|(n, _, _)| n == op) {
             if no_client_errors.contains(span) {
                 continue;
             }
@@ -597,7 +596,7 @@ impl Receivers<'_, '_> {
         root: Root<'_>,
         index: &LineIndex<'_>,
     ) -> Vec<Span> {
-        let tested: Vec<Span> = r.tested_calls.iter().map(|(_, at)| *at).collect();
+        let tested: Vec<Span> = r.tested_calls.iter().map(|(_, at, _)| *at).collect();
         root.spans(index, |e, out| {
             if tested.contains(&index.of(e)) && self.reaches_locally(e) {
                 out.push(e);

@@ -1553,7 +1553,7 @@ pub(super) fn tests_only_local_targets(
         }
         fn visit_item(&mut self, _: &'ast syn::Item) {}
     }
-    let spans: Vec<Span> = r.tested_calls.iter().map(|(_, s)| *s).collect();
+    let spans: Vec<Span> = r.tested_calls.iter().map(|(_, s, _)| *s).collect();
     if spans.is_empty() {
         return false;
     }
@@ -2063,7 +2063,7 @@ pub(super) fn drops_probe_answers(
         })
         .collect();
     // The operation a `while` repeats is the one its condition tests.
-    let mut subjects: Vec<Span> = r.tested_calls.iter().map(|(_, at)| *at).collect();
+    let mut subjects: Vec<Span> = r.tested_calls.iter().map(|(_, at, _)| *at).collect();
     if let Expr::While(w) = l {
         let mut cond = Probed {
             index,

@@ -169,7 +169,7 @@ impl<'a> Builder<'a, '_> {
             && result
                 .tested_calls
                 .iter()
-                .all(|(_, at)| channel.contains(at))
+                .all(|(_, at, _)| channel.contains(at))
         {
             return None;
         }
@@ -393,7 +393,7 @@ impl<'a> Builder<'a, '_> {
         let last_test = result
             .tested_calls
             .iter()
-            .map(|(_, at)| at.end)
+            .map(|(_, at, _)| at.end)
             .max()
             .or(match l {
                 Expr::While(w) if matches!(&*w.cond, Expr::Let(_) | Expr::MethodCall(_)) => {
